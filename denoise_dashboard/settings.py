@@ -1,0 +1,181 @@
+"""Settings for Denoise Dashboard.
+
+Everything comes from environment variables through the helpers in `env.py`;
+with none set, the app runs on an embedded default (SQLite, in-process channel
+layer, Celery in eager mode with an in-process scheduler).
+"""
+
+from importlib.util import find_spec
+from pathlib import Path
+
+from celery.schedules import crontab
+from django.utils.csp import CSP
+
+from denoise_dashboard.env import envbool, envdatabase, envint, envlist, envstr
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+SECRET_KEY = envstr("SECRET_KEY", "dev-only-insecure-key-change-me")
+DEBUG = envbool("DEBUG", False)
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
+SITE_ROOT = envstr("SITE_ROOT", "http://127.0.0.1:8000")
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "channels",
+    "provenance",
+    "metrics",
+    "alerts",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+]
+
+ROOT_URLCONF = "denoise_dashboard.urls"
+WSGI_APPLICATION = "denoise_dashboard.wsgi.application"
+ASGI_APPLICATION = "denoise_dashboard.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.csp",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "provenance.context_processors.projects",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": envdatabase("DATABASE_URL", VAR_DIR / "db.sqlite3")}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = envstr("REDIS_URL", "")
+
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# Celery: Redis when configured; otherwise tasks run eagerly in-process and the
+# embedded scheduler (denoise_dashboard/scheduler.py) plays the part of beat.
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+CELERY_TASK_EAGER_PROPAGATES = False
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TIMEZONE = envstr("TIME_ZONE", "UTC")
+CELERY_BEAT_SCHEDULE = {
+    "evaluate-alerts-every-minute": {
+        "task": "alerts.tasks.evaluate_alerts",
+        "schedule": 60.0,
+    },
+    "retry-due-deliveries": {
+        "task": "alerts.tasks.retry_due_deliveries",
+        "schedule": 15.0,
+    },
+    "check-dag-health-nightly": {
+        "task": "provenance.tasks.check_dag_health",
+        "schedule": crontab(hour=3, minute=0),
+    },
+    "refresh-metric-rollups": {
+        "task": "metrics.tasks.refresh_rollups",
+        "schedule": 30.0,
+    },
+}
+EMBEDDED_SCHEDULER = envbool("EMBEDDED_SCHEDULER", not REDIS_URL)
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = envstr("TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+# plotly.min.js is served from the Python package's own copy: no CDN, strict CSP.
+_plotly_spec = find_spec("plotly")
+STATICFILES_DIRS = [BASE_DIR / "static"]
+if _plotly_spec and _plotly_spec.submodule_search_locations:
+    STATICFILES_DIRS.append(
+        ("vendor/plotly", str(Path(list(_plotly_spec.submodule_search_locations)[0]) / "package_data"))
+    )
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    # Plotly sets inline style attributes on the SVG it draws.
+    "style-src": [CSP.SELF, CSP.UNSAFE_INLINE],
+    "img-src": [CSP.SELF, "data:", "blob:"],
+    "connect-src": [CSP.SELF, "ws:", "wss:"],
+    "worker-src": [CSP.SELF, "blob:"],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+    "form-action": [CSP.SELF],
+}
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["provenance.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["provenance.auth.HasProject"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
+    "PAGE_SIZE": 50,
+    "UNAUTHENTICATED_USER": None,
+    "EXCEPTION_HANDLER": "provenance.api.errors.exception_handler",
+}
+
+# Ingest limits from the contract.
+INGEST_MAX_EVENTS = 1000
+INGEST_MAX_BYTES = 5 * 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BYTES + 1024 * 1024
+
+WEBHOOK_ALLOW_PRIVATE = envbool("WEBHOOK_ALLOW_PRIVATE", False)
+WEBHOOK_TIMEOUT_SECONDS = envint("WEBHOOK_TIMEOUT_SECONDS", 15)
+HEALTH_BROKEN_LINK_GRACE_SECONDS = 600
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "WARNING")},
+}

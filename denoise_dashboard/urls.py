@@ -1,0 +1,16 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("api/v1/", include("provenance.api.urls")),
+    path("api/v1/", include("metrics.api_urls")),
+    path("api/v1/", include("alerts.api_urls")),
+    path("v1/traces", include("provenance.otlp_urls")),
+    path("metrics/", include("metrics.urls")),
+    path("alerts/", include("alerts.urls")),
+    path("", include("provenance.urls")),
+]

@@ -1,0 +1,38 @@
+"""Reading request bodies under the contract's size limit, gzip included."""
+
+import zlib
+
+from django.conf import settings
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class BadEncoding(Exception):
+    pass
+
+
+def read_body(request, limit: int | None = None) -> bytes:
+    """The decoded body, refusing more than `limit` bytes before and after
+    decompression (a small gzip body must not expand into gigabytes)."""
+    limit = limit or settings.INGEST_MAX_BYTES
+    length = request.META.get("CONTENT_LENGTH")
+    if length and length.isdigit() and int(length) > limit:
+        raise BodyTooLarge()
+    raw = request.body
+    if len(raw) > limit:
+        raise BodyTooLarge()
+    encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
+    if encoding in ("", "identity"):
+        return raw
+    if encoding not in ("gzip", "deflate"):
+        raise BadEncoding(f"unsupported Content-Encoding {encoding!r}; use gzip or none")
+    decompressor = zlib.decompressobj(wbits=zlib.MAX_WBITS | 32 if encoding == "gzip" else zlib.MAX_WBITS)
+    try:
+        body = decompressor.decompress(raw, limit + 1)
+    except zlib.error as error:
+        raise BadEncoding(f"body is not valid {encoding}: {error}") from None
+    if len(body) > limit or decompressor.unconsumed_tail:
+        raise BodyTooLarge()
+    return body

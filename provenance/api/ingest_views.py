@@ -1,0 +1,37 @@
+import orjson
+from django.conf import settings
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from provenance.api.body import BadEncoding, BodyTooLarge, read_body
+from provenance.api.errors import error_response
+from provenance.ingest import ingest_events
+
+
+class IngestView(APIView):
+    """`POST /api/v1/ingest`: a batch of events, judged one by one (207)."""
+
+    parser_classes = []
+
+    def post(self, request):
+        limit_events, limit_bytes = settings.INGEST_MAX_EVENTS, settings.INGEST_MAX_BYTES
+        try:
+            body = read_body(request, limit_bytes)
+        except BodyTooLarge:
+            return error_response(f"body is larger than {limit_bytes} bytes; nothing was stored", 413)
+        except BadEncoding as error:
+            return error_response(f"{error}; nothing was stored", 400)
+        try:
+            payload = orjson.loads(body)
+        except orjson.JSONDecodeError as error:
+            return error_response(f"body is not valid JSON ({error}); nothing was stored", 400)
+        if not isinstance(payload, dict) or not isinstance(payload.get("batch"), list):
+            return error_response('body must be an object with a "batch" list; nothing was stored', 400)
+        batch = payload["batch"]
+        if len(batch) > limit_events:
+            return error_response(
+                f"batch has {len(batch)} events, more than {limit_events}; nothing was stored", 413
+            )
+        result = ingest_events(request.user.project, batch)
+        return Response(result.as_response(), status=status.HTTP_207_MULTI_STATUS)

@@ -1,0 +1,157 @@
+from datetime import datetime
+
+from django.shortcuts import get_object_or_404
+from rest_framework import serializers
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from provenance import dag, reading
+from provenance.models import Fuse, Node, Review, Trace
+from provenance.validation import EventError, parse_timestamp
+
+
+class TracePagination(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+class TraceFilterSerializer(serializers.Serializer):
+    agent_id = serializers.CharField(required=False, default="")
+    step = serializers.CharField(required=False, default="")
+    since = serializers.CharField(required=False)
+    until = serializers.CharField(required=False)
+    has_fused = serializers.BooleanField(required=False, allow_null=True, default=None)
+    has_low_confidence = serializers.BooleanField(required=False, allow_null=True, default=None)
+    verdict = serializers.ChoiceField(choices=["correct", "incorrect"], required=False, default="")
+    q = serializers.CharField(required=False, default="")
+
+    def validate_since(self, value) -> datetime:
+        return self._timestamp(value)
+
+    def validate_until(self, value) -> datetime:
+        return self._timestamp(value)
+
+    def _timestamp(self, value) -> datetime:
+        try:
+            return parse_timestamp(value)
+        except EventError as error:
+            raise serializers.ValidationError(error.message.removeprefix("timestamp: ")) from None
+
+    def to_filters(self) -> reading.TraceFilters:
+        data = self.validated_data
+        return reading.TraceFilters(
+            agent_id=data["agent_id"],
+            step=data["step"],
+            since=data.get("since"),
+            until=data.get("until"),
+            has_fused=data["has_fused"],
+            has_low_confidence=data["has_low_confidence"],
+            verdict=data["verdict"],
+            search=data["q"],
+        )
+
+
+def trace_summary(trace: Trace) -> dict:
+    return {
+        "trace_id": trace.trace_id,
+        "started_at": trace.started_at,
+        "ended_at": trace.ended_at,
+        "node_count": trace.node_count,
+        "min_confidence": trace.min_confidence,
+        "fused_count": getattr(trace, "fused_count", None),
+        "error_count": trace.error_count,
+    }
+
+
+class TraceListView(APIView):
+    """`GET /api/v1/traces`: newest first, paginated, filterable."""
+
+    def get(self, request):
+        params = TraceFilterSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        paginator = TracePagination()
+        page = paginator.paginate_queryset(reading.traces(request.user.project, params.to_filters()), request, self)
+        return paginator.get_paginated_response([trace_summary(t) for t in reading.with_fused_counts(page)])
+
+
+def get_trace(request, trace_id: str) -> Trace:
+    return get_object_or_404(Trace, project=request.user.project, trace_id=trace_id)
+
+
+def get_node(request, trace_id: str, product_id: str) -> Node:
+    trace = get_trace(request, trace_id)
+    return get_object_or_404(Node, trace=trace, product_id=product_id)
+
+
+class TraceDetailView(APIView):
+    """`GET /api/v1/traces/{trace_id}`: the trace's nodes with their parents."""
+
+    def get(self, request, trace_id):
+        trace = get_trace(request, trace_id)
+        return Response({**trace_summary(trace), "nodes": reading.trace_nodes(trace)})
+
+
+class NodeDetailView(APIView):
+    """`GET /api/v1/traces/{trace_id}/nodes/{product_id}`: one node in full."""
+
+    def get(self, request, trace_id, product_id):
+        node = get_node(request, trace_id, product_id)
+        summary = reading.trace_nodes(node.trace, [node.pk])[0]
+        fuses = Fuse.objects.filter(project=node.project_id, product_id=node.product_id).order_by("timestamp", "pk")
+        reviews = Review.objects.filter(project=node.project_id, trace=node.trace, product_id=node.product_id)
+        return Response(
+            {
+                **summary,
+                "content": node.content,
+                "raw_input": node.raw_input,
+                "confidence_scale": node.confidence_scale,
+                "metrics": node.metrics,
+                "metadata": node.metadata,
+                "fuses": [
+                    {"decision": f.get_decision_display(), "reason": f.reason, "threshold": f.threshold,
+                     "by_agent_id": f.by_agent_id, "inline": f.inline, "timestamp": f.timestamp}
+                    for f in fuses
+                ],
+                "reviews": [
+                    {"verdict": r.verdict, "comment": r.comment, "timestamp": r.timestamp} for r in reviews
+                ],
+            }
+        )
+
+
+class RootCauseView(APIView):
+    """`GET …/nodes/{product_id}/root-cause`."""
+
+    def get(self, request, trace_id, product_id):
+        node = get_node(request, trace_id, product_id)
+        causes, path = dag.root_causes(request.user.project, node.product_id)
+        trace_ids = dict(Trace.objects.filter(pk__in={c.trace_pk for c in causes}).values_list("pk", "trace_id"))
+        return Response(
+            {
+                "product_id": node.product_id,
+                "root_causes": [
+                    {"product_id": c.product_id, "reason": c.reason, "confidence": c.confidence,
+                     "trace_id": trace_ids[c.trace_pk]}
+                    for c in causes
+                ],
+                "path": path,
+            }
+        )
+
+
+class ImpactView(APIView):
+    """`GET …/nodes/{product_id}/impact`: every node that consumed it, transitively."""
+
+    def get(self, request, trace_id, product_id):
+        node = get_node(request, trace_id, product_id)
+        found = dag.descendants(request.user.project, node.product_id)
+        trace_ids = dict(Trace.objects.filter(pk__in={n.trace_pk for n in found}).values_list("pk", "trace_id"))
+        return Response(
+            {
+                "product_id": node.product_id,
+                "descendants": [n.product_id for n in found],
+                "nodes": [{"product_id": n.product_id, "trace_id": trace_ids[n.trace_pk]} for n in found],
+            }
+        )

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from provenance.api import ingest_views, trace_views
+
+urlpatterns = [
+    path("ingest", ingest_views.IngestView.as_view(), name="api-ingest"),
+    path("traces", trace_views.TraceListView.as_view(), name="api-traces"),
+    path("traces/<path:trace_id>/nodes/<path:product_id>/root-cause", trace_views.RootCauseView.as_view(), name="api-root-cause"),
+    path("traces/<path:trace_id>/nodes/<path:product_id>/impact", trace_views.ImpactView.as_view(), name="api-impact"),
+    path("traces/<path:trace_id>/nodes/<path:product_id>", trace_views.NodeDetailView.as_view(), name="api-node"),
+    path("traces/<path:trace_id>", trace_views.TraceDetailView.as_view(), name="api-trace"),
+]

@@ -1,0 +1,200 @@
+"""Walks of the provenance DAG: ancestors, descendants, root cause, impact.
+
+Walks are recursive CTEs over the edge table, scoped to one project and joined
+on product ids, so they follow parents into other traces and parents that
+arrived late. `UNION` (not `UNION ALL`) makes each id visit once, which is what
+keeps a cycle in client data from recursing forever.
+"""
+
+from collections import deque
+from dataclasses import dataclass
+
+from django.db import connection
+
+from provenance.models import Edge, FuseDecision, Node, Project
+
+NODE_TABLE = Node._meta.db_table
+EDGE_TABLE = Edge._meta.db_table
+
+
+@dataclass(slots=True)
+class WalkedNode:
+    product_id: str
+    trace_pk: int
+    confidence: float | None
+    fuse_state: int
+    is_error: bool
+    timestamp: object
+
+    def anomaly(self, threshold: float) -> str | None:
+        """The first of fused, error, low_confidence that applies, else None."""
+        if self.fuse_state == FuseDecision.BLOCK:
+            return "fused"
+        if self.is_error:
+            return "error"
+        if self.confidence is not None and self.confidence < threshold:
+            return "low_confidence"
+        return None
+
+
+def _walk(project_pk: int, product_id: str, up: bool) -> tuple[dict[str, WalkedNode], list[tuple[str, str]]]:
+    """Nodes reachable from `product_id` (itself included) and the edges among
+    them as (child, parent) pairs. Ids that never arrived appear in edges only."""
+    src, dst = ("child_product_id", "parent_product_id") if up else ("parent_product_id", "child_product_id")
+    walk = (
+        f"WITH RECURSIVE reach(pid) AS ("
+        f"  SELECT CAST(%s AS VARCHAR(255))"
+        f"  UNION"
+        f"  SELECT e.{dst} FROM {EDGE_TABLE} e JOIN reach r ON e.project_id = %s AND e.{src} = r.pid"
+        f") "
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            walk + f"SELECT e.child_product_id, e.parent_product_id FROM {EDGE_TABLE} e "
+            f"WHERE e.project_id = %s AND e.{src} IN (SELECT pid FROM reach)",
+            [product_id, project_pk, project_pk],
+        )
+        edges = cursor.fetchall()
+        reached = {product_id} | {pair[1] if up else pair[0] for pair in edges}
+        cursor.execute(
+            f"SELECT product_id, trace_id, confidence, fuse_state, is_error, timestamp FROM {NODE_TABLE} "
+            f"WHERE project_id = %s AND product_id IN ({', '.join(['%s'] * len(reached))})",
+            [project_pk, *reached],
+        )
+        nodes = {row[0]: WalkedNode(*row) for row in cursor.fetchall()}
+    return nodes, edges
+
+
+def descendants(project: Project, product_id: str) -> list[WalkedNode]:
+    """Every stored node that consumed `product_id`, directly or transitively,
+    oldest first."""
+    nodes, _ = _walk(project.pk, product_id, up=False)
+    nodes.pop(product_id, None)
+    return sorted(nodes.values(), key=lambda n: (n.timestamp, n.product_id))
+
+
+@dataclass
+class RootCause:
+    product_id: str
+    reason: str
+    confidence: float | None
+    trace_pk: int
+
+
+def root_causes(project: Project, product_id: str) -> tuple[list[RootCause], list[str]]:
+    """Anomalous ancestors (or the node itself) with no anomalous ancestor of
+    their own, oldest first, and the path from the first of them to the node.
+
+    Nodes on one cycle are each other's ancestors; a node only disqualifies
+    another when it is strictly upstream (an ancestor that is not also a
+    descendant), so a cycle does not hide its own root cause.
+    """
+    threshold = project.high_uncertainty_threshold
+    nodes, edges = _walk(project.pk, product_id, up=True)
+    parents: dict[str, list[str]] = {}
+    for child, parent in edges:
+        parents.setdefault(child, []).append(parent)
+
+    anomalous = {pid: reason for pid, n in nodes.items() if (reason := n.anomaly(threshold))}
+    if not anomalous:
+        return [], []
+
+    tainted = _has_anomalous_upstream(set(nodes) | set(parents), parents, set(anomalous))
+    causes = [
+        RootCause(pid, reason, nodes[pid].confidence, nodes[pid].trace_pk)
+        for pid, reason in anomalous.items()
+        if not tainted[pid]
+    ]
+    causes.sort(key=lambda c: (nodes[c.product_id].timestamp, c.product_id))
+    return causes, _path(causes[0].product_id, product_id, parents) if causes else []
+
+
+def strongly_connected(vertices: set[str], neighbours: dict[str, list[str]]) -> dict[str, int]:
+    """Tarjan's algorithm, iterative (client DAGs can be deeper than Python's
+    recursion limit). Components are numbered in reverse topological order of
+    `neighbours`: a component's neighbours all have smaller numbers."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    component: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    counter = 0
+    components = 0
+    for root in vertices:
+        if root in index:
+            continue
+        work = [(root, iter(neighbours.get(root, ())))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            vertex, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(neighbours.get(child, ()))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[vertex] = min(low[vertex], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[vertex])
+            if low[vertex] == index[vertex]:
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component[member] = components
+                    if member == vertex:
+                        break
+                components += 1
+    return component
+
+
+def _has_anomalous_upstream(vertices: set[str], parents: dict[str, list[str]], anomalous: set[str]) -> dict[str, bool]:
+    """For each vertex: is an anomalous node strictly upstream of it (in an
+    ancestor component other than its own)?"""
+    component = strongly_connected(vertices, parents)
+    members: dict[int, list[str]] = {}
+    for vertex, number in component.items():
+        members.setdefault(number, []).append(vertex)
+    tainted_component: dict[int, bool] = {}
+    anomalous_component: dict[int, bool] = {}
+    # Parents' components have smaller numbers, so ascending order sees them first.
+    for number in sorted(members):
+        anomalous_component[number] = any(v in anomalous for v in members[number])
+        tainted_component[number] = any(
+            (anomalous_component[p] or tainted_component[p])
+            for v in members[number]
+            for p in (component[parent] for parent in parents.get(v, ()))
+            if p != number
+        )
+    return {vertex: tainted_component[component[vertex]] for vertex in vertices}
+
+
+def _path(source: str, target: str, parents: dict[str, list[str]]) -> list[str]:
+    """Shortest path source → … → target, found by walking parents from target."""
+    if source == target:
+        return [target]
+    previous = {target: None}
+    queue = deque([target])
+    while queue:
+        current = queue.popleft()
+        for parent in parents.get(current, ()):
+            if parent not in previous:
+                previous[parent] = current
+                if parent == source:
+                    path, step = [], parent
+                    while step is not None:
+                        path.append(step)
+                        step = previous[step]
+                    return path
+                queue.append(parent)
+    return [source, target]

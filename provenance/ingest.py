@@ -1,0 +1,310 @@
+"""The ingest path: a validated batch of events becomes a handful of statements.
+
+One transaction per batch. Event ids are claimed first (`ON CONFLICT DO
+NOTHING`), so a resent event stores nothing and two concurrent copies of the same
+batch serialise on the unique index instead of both writing. Everything else is
+one multi-row statement per table.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import orjson
+from django.db import connection, transaction
+from django.utils import timezone
+
+from provenance import live
+from provenance.bulk import in_list, insert_many, is_postgres
+from provenance.models import Edge, Fuse, IngestedEvent, Node, Project, Review, Trace
+from provenance.validation import EventError, FuseEvent, NodeEvent, ReviewEvent, event_id_of, parse_event
+
+
+@dataclass
+class IngestResult:
+    successes: list[dict] = field(default_factory=list)
+    errors: list[dict] = field(default_factory=list)
+    # trace pk -> ids of nodes created in it, for live updates.
+    new_nodes_by_trace: dict[int, list[int]] = field(default_factory=dict)
+
+    def as_response(self) -> dict:
+        return {"successes": self.successes, "errors": self.errors}
+
+
+def to_json(value: dict) -> str:
+    # PostgreSQL's jsonb refuses \u0000; keep everything else of the agent's data.
+    return orjson.dumps(value).replace(b"\\u0000", b"\\ufffd").decode()
+
+
+def ingest_events(project: Project, raw_events: list) -> IngestResult:
+    """Validates and stores a batch; each event is judged on its own."""
+    parsed: list[tuple[int, NodeEvent | FuseEvent | ReviewEvent]] = []
+    outcome: dict[int, tuple[int, str | None]] = {}  # position -> (status, error message)
+    first_seen: dict[str, int] = {}
+    duplicates: dict[int, int] = {}
+    for position, raw in enumerate(raw_events):
+        try:
+            event = parse_event(raw)
+        except EventError as error:
+            outcome[position] = (error.status, error.message)
+            continue
+        if event.event_id in first_seen:
+            duplicates[position] = first_seen[event.event_id]
+            continue
+        first_seen[event.event_id] = position
+        parsed.append((position, event))
+
+    if parsed:
+        with transaction.atomic():
+            store_new_events(project, parsed, outcome)
+
+    for position, original in duplicates.items():
+        status, message = outcome[original]
+        outcome[position] = (200, None) if status in (200, 201) else (status, message)
+
+    result = IngestResult()
+    for position, raw in enumerate(raw_events):
+        status, message = outcome[position]
+        entry = {"id": event_id_of(raw), "status": status}
+        if message is None:
+            result.successes.append(entry)
+        else:
+            entry["message"] = message
+            result.errors.append(entry)
+    return result
+
+
+def store_new_events(project: Project, parsed: list, outcome: dict) -> None:
+    now = timezone.now()
+    claimed = {
+        row[0]
+        for row in insert_many(
+            IngestedEvent._meta.db_table,
+            ["project_id", "event_id", "received_at"],
+            ["bigint", "text", "timestamptz"],
+            [(project.pk, event.event_id, now) for _, event in parsed],
+            on_conflict="ON CONFLICT (project_id, event_id) DO NOTHING",
+            returning="event_id",
+        )
+    }
+    nodes, fuses, reviews = [], [], []
+    for position, event in parsed:
+        if event.event_id not in claimed:
+            outcome[position] = (200, None)  # a resend: already stored
+            continue
+        outcome[position] = (201, None)
+        if isinstance(event, NodeEvent):
+            nodes.append((position, event))
+        elif isinstance(event, FuseEvent):
+            fuses.append((position, event))
+        else:
+            reviews.append((position, event))
+
+    # A product id may be claimed only once: within the batch, the first wins.
+    unique_nodes, seen_products = [], set()
+    for position, node in nodes:
+        if node.product_id in seen_products:
+            outcome[position] = (409, f"product_id: {node.product_id!r} is already used by another event")
+        else:
+            seen_products.add(node.product_id)
+            unique_nodes.append((position, node))
+
+    trace_pks = upsert_traces(project, [n for _, n in unique_nodes], [r for _, r in reviews], now)
+    inserted = insert_nodes(project, unique_nodes, trace_pks, now)
+
+    refused = [(position, node) for position, node in unique_nodes if node.product_id not in inserted]
+    for position, node in refused:
+        outcome[position] = (409, f"product_id: {node.product_id!r} is already used by another event")
+    conflicted = [node for position, node in nodes if outcome[position][0] == 409]
+    if conflicted:
+        release_refused_events(project, conflicted)
+    if refused:
+        recount_traces(project, {trace_pks[n.trace_id] for _, n in refused})
+
+    insert_edges(project, unique_nodes, inserted, trace_pks)
+    insert_fuses(project, unique_nodes, inserted, [f for _, f in fuses])
+    apply_fuse_states(project, list(inserted) + [f.product_id for _, f in fuses])
+    insert_reviews(project, [r for _, r in reviews], trace_pks)
+
+    new_nodes_by_trace: dict[int, list[int]] = defaultdict(list)
+    for _, node in unique_nodes:
+        if node.product_id in inserted:
+            new_nodes_by_trace[trace_pks[node.trace_id]].append(inserted[node.product_id])
+    touched_traces = set(new_nodes_by_trace) | {trace_pks[r.trace_id] for _, r in reviews}
+    if touched_traces or fuses:
+        transaction.on_commit(
+            lambda: live.publish_ingest(project.pk, dict(new_nodes_by_trace), sorted(touched_traces))
+        )
+
+
+def release_refused_events(project: Project, refused: list[NodeEvent]) -> None:
+    """An event refused for a taken product id was not stored; free its id so a
+    corrected resend is accepted."""
+    if not refused:
+        return
+    clause, params = in_list([n.event_id for n in refused])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {IngestedEvent._meta.db_table} WHERE project_id = %s AND event_id {clause}",
+            [project.pk, *params],
+        )
+
+
+def upsert_traces(project: Project, nodes: list[NodeEvent], reviews: list[ReviewEvent], now) -> dict[str, int]:
+    """Creates traces on first sight and folds this batch's counters into them."""
+    stats: dict[str, list] = {}
+    for node in nodes:
+        s = stats.setdefault(node.trace_id, [0, None, 0, node.timestamp, node.timestamp])
+        s[0] += 1
+        if node.confidence is not None and (s[1] is None or node.confidence < s[1]):
+            s[1] = node.confidence
+        s[2] += node.is_error
+        s[3] = min(s[3], node.timestamp)
+        s[4] = max(s[4], node.timestamp)
+    for review in reviews:
+        stats.setdefault(review.trace_id, [0, None, 0, None, None])
+    if not stats:
+        return {}
+    t = "t"
+    least = "LEAST" if is_postgres() else "MIN"
+    greatest = "GREATEST" if is_postgres() else "MAX"
+
+    def merge(column: str, fn: str) -> str:
+        # NULL-safe on both databases: SQLite's MIN/MAX return NULL if any argument is.
+        return (
+            f"{column} = CASE WHEN {t}.{column} IS NULL THEN EXCLUDED.{column} "
+            f"WHEN EXCLUDED.{column} IS NULL THEN {t}.{column} "
+            f"ELSE {fn}({t}.{column}, EXCLUDED.{column}) END"
+        )
+
+    table = Trace._meta.db_table
+    rows = insert_many(
+        f"{table} AS {t}",
+        ["project_id", "trace_id", "created_at", "node_count", "min_confidence", "error_count", "started_at", "ended_at"],
+        ["bigint", "text", "timestamptz", "int", "float8", "int", "timestamptz", "timestamptz"],
+        [(project.pk, trace_id, now, *s) for trace_id, s in stats.items()],
+        on_conflict=(
+            "ON CONFLICT (project_id, trace_id) DO UPDATE SET "
+            f"node_count = {t}.node_count + EXCLUDED.node_count, "
+            f"error_count = {t}.error_count + EXCLUDED.error_count, "
+            f"{merge('min_confidence', least)}, {merge('started_at', least)}, {merge('ended_at', greatest)}"
+        ),
+        returning="id, trace_id",
+    )
+    return {trace_id: pk for pk, trace_id in rows}
+
+
+def recount_traces(project: Project, trace_pks: set[int]) -> None:
+    """Rare path: counters folded in before a node was refused are recomputed."""
+    for trace in Trace.objects.filter(project=project, pk__in=trace_pks):
+        nodes = Node.objects.filter(trace=trace)
+        trace.node_count = nodes.count()
+        trace.error_count = nodes.filter(is_error=True).count()
+        trace.min_confidence = min((c for c in nodes.values_list("confidence", flat=True) if c is not None), default=None)
+        trace.save(update_fields=["node_count", "error_count", "min_confidence"])
+
+
+def insert_nodes(project: Project, nodes: list, trace_pks: dict[str, int], now) -> dict[str, int]:
+    rows = [
+        (
+            project.pk,
+            trace_pks[n.trace_id],
+            n.product_id,
+            n.event_id,
+            n.agent_id,
+            n.step,
+            n.source_type,
+            n.content,
+            n.raw_input,
+            n.confidence,
+            n.confidence_raw,
+            n.confidence_scale,
+            n.round,
+            n.is_error,
+            n.fuse.decision if n.fuse else 0,
+            to_json(n.metrics),
+            to_json(n.metadata),
+            n.timestamp,
+            now,
+        )
+        for _, n in nodes
+    ]
+    returned = insert_many(
+        Node._meta.db_table,
+        [
+            "project_id", "trace_id", "product_id", "event_id", "agent_id", "step", "source_type", "content",
+            "raw_input", "confidence", "confidence_raw", "confidence_scale", "round", "is_error", "fuse_state",
+            "metrics", "metadata", "timestamp", "received_at",
+        ],
+        [
+            "bigint", "bigint", "text", "text", "text", "text", "text", "text",
+            "text", "float8", "float8", "float8", "int", "bool", "smallint",
+            "jsonb", "jsonb", "timestamptz", "timestamptz",
+        ],
+        rows,
+        on_conflict="ON CONFLICT (project_id, product_id) DO NOTHING",
+        returning="id, product_id",
+    )
+    return {product_id: pk for pk, product_id in returned}
+
+
+def insert_edges(project: Project, nodes: list, inserted: dict[str, int], trace_pks: dict[str, int]) -> None:
+    rows = [
+        (project.pk, trace_pks[n.trace_id], inserted[n.product_id], n.product_id, parent, position)
+        for _, n in nodes
+        if n.product_id in inserted
+        for position, parent in enumerate(n.parent_ids)
+    ]
+    insert_many(
+        Edge._meta.db_table,
+        ["project_id", "trace_id", "child_id", "child_product_id", "parent_product_id", "position"],
+        ["bigint", "bigint", "bigint", "text", "text", "smallint"],
+        rows,
+    )
+
+
+def insert_fuses(project: Project, nodes: list, inserted: dict[str, int], fuse_events: list[FuseEvent]) -> None:
+    rows = [
+        (project.pk, n.trace_id, n.product_id, n.event_id, n.fuse.decision, n.fuse.reason, n.fuse.threshold,
+         n.fuse.by_agent_id, True, n.timestamp)
+        for _, n in nodes
+        if n.fuse is not None and n.product_id in inserted
+    ]
+    rows += [
+        (project.pk, f.trace_id, f.product_id, f.event_id, f.fuse.decision, f.fuse.reason, f.fuse.threshold,
+         f.fuse.by_agent_id, False, f.timestamp)
+        for f in fuse_events
+    ]
+    insert_many(
+        Fuse._meta.db_table,
+        ["project_id", "trace_id", "product_id", "event_id", "decision", "reason", "threshold", "by_agent_id",
+         "inline", "timestamp"],
+        ["bigint", "text", "text", "text", "smallint", "text", "float8", "text", "bool", "timestamptz"],
+        rows,
+    )
+
+
+def apply_fuse_states(project: Project, product_ids: list[str]) -> None:
+    """A node's fuse state is the most severe decision on it, whichever arrived
+    first: the node, or a consumer's decision about it."""
+    if not product_ids:
+        return
+    clause, params = in_list(sorted(set(product_ids)))
+    node_table, fuse_table = Node._meta.db_table, Fuse._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {node_table} SET fuse_state = f.worst "
+            f"FROM (SELECT product_id, MAX(decision) AS worst FROM {fuse_table} "
+            f"      WHERE project_id = %s AND product_id {clause} GROUP BY product_id) AS f "
+            f"WHERE {node_table}.project_id = %s AND {node_table}.product_id = f.product_id "
+            f"AND {node_table}.fuse_state < f.worst",
+            [project.pk, *params, project.pk],
+        )
+
+
+def insert_reviews(project: Project, reviews: list[ReviewEvent], trace_pks: dict[str, int]) -> None:
+    insert_many(
+        Review._meta.db_table,
+        ["project_id", "trace_id", "product_id", "event_id", "verdict", "comment", "timestamp"],
+        ["bigint", "bigint", "text", "text", "text", "text", "timestamptz"],
+        [(project.pk, trace_pks[r.trace_id], r.product_id, r.event_id, r.verdict, r.comment, r.timestamp) for r in reviews],
+    )

@@ -1,0 +1,221 @@
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+API_KEY_PREFIX = "dd_"
+
+
+def hash_api_key(raw_key: str) -> str:
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+class Project(models.Model):
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200, blank=True)
+    high_uncertainty_threshold = models.FloatField(
+        default=0.5, help_text="Nodes with a confidence below this are high-uncertainty."
+    )
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="projects")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self):
+        return self.slug
+
+    def get_absolute_url(self):
+        return reverse("provenance:trace-list", args=[self.slug])
+
+    def issue_api_key(self, name: str = "default") -> tuple["ApiKey", str]:
+        """Creates a key; the raw value is returned once and only its hash is kept."""
+        raw = API_KEY_PREFIX + secrets.token_urlsafe(32)
+        key = ApiKey.objects.create(project=self, name=name, prefix=raw[:10], key_hash=hash_api_key(raw))
+        return key, raw
+
+
+class ApiKey(models.Model):
+    project = models.ForeignKey(Project, models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100, default="default")
+    prefix = models.CharField(max_length=16, help_text="The first characters, to tell keys apart.")
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.prefix}… ({self.name})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    def revoke(self):
+        self.revoked_at = timezone.now()
+        self.save(update_fields=["revoked_at"])
+
+
+class Trace(models.Model):
+    """One workflow run. Counters are maintained by ingest in the same statement
+    that creates the trace, so the trace list never aggregates nodes."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="traces")
+    trace_id = models.CharField(max_length=255)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True)
+    ended_at = models.DateTimeField(null=True)
+    node_count = models.IntegerField(default=0)
+    min_confidence = models.FloatField(null=True)
+    error_count = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "trace_id"], name="trace_unique_per_project")]
+        indexes = [models.Index(fields=["project", "-ended_at"], name="trace_project_recent")]
+
+    def __str__(self):
+        return self.trace_id
+
+    def get_absolute_url(self):
+        return reverse("provenance:trace-detail", args=[self.project.slug, self.trace_id])
+
+
+class FuseDecision(models.IntegerChoices):
+    """Ordered by severity: a node's fuse state is the most severe decision on it."""
+
+    NONE = 0, "none"
+    ACCEPT = 1, "accept"
+    DOWNWEIGHT = 2, "downweight"
+    BLOCK = 3, "block"
+
+
+class Node(models.Model):
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    trace = models.ForeignKey(Trace, models.CASCADE, related_name="nodes")
+    product_id = models.CharField(max_length=255)
+    event_id = models.CharField(max_length=255)
+    agent_id = models.CharField(max_length=255)
+    step = models.CharField(max_length=255, blank=True, default="")
+    source_type = models.CharField(max_length=64, blank=True, default="")
+    content = models.TextField(blank=True, default="")
+    raw_input = models.TextField(blank=True, default="")
+    confidence = models.FloatField(null=True, help_text="Normalized to [0, 1].")
+    confidence_raw = models.FloatField(null=True)
+    confidence_scale = models.FloatField(default=1.0)
+    round = models.IntegerField(null=True)
+    is_error = models.BooleanField(default=False)
+    fuse_state = models.SmallIntegerField(choices=FuseDecision.choices, default=FuseDecision.NONE)
+    metrics = models.JSONField(default=dict)
+    metadata = models.JSONField(default=dict)
+    timestamp = models.DateTimeField()
+    received_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "product_id"], name="node_unique_per_project")]
+        indexes = [
+            models.Index(fields=["trace", "timestamp"], name="node_trace_time"),
+            models.Index(fields=["project", "timestamp"], name="node_project_time"),
+            models.Index(fields=["project", "agent_id", "timestamp"], name="node_project_agent_time"),
+        ]
+
+    def __str__(self):
+        return self.product_id
+
+    @property
+    def fused(self) -> bool:
+        return self.fuse_state == FuseDecision.BLOCK
+
+    @property
+    def status(self) -> str:
+        return "error" if self.is_error else "ok"
+
+
+class Edge(models.Model):
+    """child consumed parent. The parent is kept by product_id and joined at
+    query time, so a parent may arrive later or live in another trace."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    trace = models.ForeignKey(Trace, models.CASCADE, related_name="+", help_text="The child's trace.")
+    child = models.ForeignKey(Node, models.CASCADE, related_name="parent_edges")
+    child_product_id = models.CharField(max_length=255)
+    parent_product_id = models.CharField(max_length=255)
+    position = models.SmallIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["child", "parent_product_id"], name="edge_unique_per_child")
+        ]
+        indexes = [
+            models.Index(fields=["project", "child_product_id"], name="edge_up"),
+            models.Index(fields=["project", "parent_product_id"], name="edge_down"),
+            models.Index(fields=["trace"], name="edge_trace"),
+        ]
+
+    def __str__(self):
+        return f"{self.child_product_id} -> {self.parent_product_id}"
+
+
+class Fuse(models.Model):
+    """A consumer's accept/downweight/block decision about a node (which may not
+    have arrived yet)."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    trace_id = models.CharField(max_length=255)
+    product_id = models.CharField(max_length=255)
+    event_id = models.CharField(max_length=255)
+    decision = models.SmallIntegerField(choices=FuseDecision.choices)
+    reason = models.TextField(blank=True, default="")
+    threshold = models.FloatField(null=True)
+    by_agent_id = models.CharField(max_length=255, blank=True, default="")
+    inline = models.BooleanField(default=False, help_text="Sent inside the node event itself.")
+    timestamp = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["project", "product_id"], name="fuse_product"),
+            models.Index(fields=["project", "timestamp"], name="fuse_project_time"),
+        ]
+
+    def __str__(self):
+        return f"{self.get_decision_display()} {self.product_id}"
+
+
+class Verdict(models.TextChoices):
+    CORRECT = "correct"
+    INCORRECT = "incorrect"
+
+
+class Review(models.Model):
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    trace = models.ForeignKey(Trace, models.CASCADE, related_name="reviews")
+    product_id = models.CharField(max_length=255, blank=True, default="")
+    event_id = models.CharField(max_length=255)
+    verdict = models.CharField(max_length=16, choices=Verdict.choices)
+    comment = models.TextField(blank=True, default="")
+    timestamp = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "timestamp"], name="review_project_time")]
+
+    def __str__(self):
+        return f"{self.verdict} {self.trace_id}"
+
+
+class IngestedEvent(models.Model):
+    """The per-project record of accepted event ids that makes ingest idempotent."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    event_id = models.CharField(max_length=255)
+    received_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "event_id"], name="event_unique_per_project")]
+
+    def __str__(self):
+        return self.event_id

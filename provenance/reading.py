@@ -1,0 +1,126 @@
+"""Read models of traces and nodes, shared by the API and the pages."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+
+from provenance.models import Edge, FuseDecision, Node, Project, Review, Trace, Verdict
+
+FUSE_NAMES = {int(choice): choice.label for choice in FuseDecision}
+
+
+@dataclass
+class TraceFilters:
+    agent_id: str = ""
+    step: str = ""
+    since: datetime | None = None
+    until: datetime | None = None
+    has_fused: bool | None = None
+    has_low_confidence: bool | None = None
+    verdict: str = ""
+    search: str = ""
+
+
+def traces(project: Project, filters: TraceFilters) -> QuerySet:
+    """Traces of a project, newest activity first, with per-trace figures."""
+    qs = Trace.objects.filter(project=project)
+    nodes = Node.objects.filter(trace=OuterRef("pk"))
+    if filters.agent_id:
+        qs = qs.filter(Exists(nodes.filter(agent_id=filters.agent_id)))
+    if filters.step:
+        qs = qs.filter(Exists(nodes.filter(step=filters.step)))
+    if filters.since:
+        qs = qs.filter(ended_at__gte=filters.since)
+    if filters.until:
+        qs = qs.filter(started_at__lt=filters.until)
+    fused = Exists(nodes.filter(fuse_state=FuseDecision.BLOCK))
+    if filters.has_fused is not None:
+        qs = qs.filter(fused) if filters.has_fused else qs.exclude(fused)
+    low = Q(min_confidence__lt=project.high_uncertainty_threshold)
+    if filters.has_low_confidence is not None:
+        qs = qs.filter(low) if filters.has_low_confidence else qs.exclude(low)
+    if filters.verdict:
+        qs = qs.filter(Exists(Review.objects.filter(trace=OuterRef("pk"), verdict=filters.verdict)))
+    if filters.search:
+        qs = qs.filter(
+            Q(trace_id__icontains=filters.search)
+            | Exists(nodes.filter(product_id=filters.search))
+        )
+    return qs.order_by("-ended_at", "-pk")
+
+
+def with_fused_counts(page: list[Trace]) -> list[Trace]:
+    """Adds `fused_count` to a page of traces with one grouped query."""
+    counts = dict(
+        Node.objects.filter(trace__in=page, fuse_state=FuseDecision.BLOCK)
+        .values("trace")
+        .annotate(n=Count("pk"))
+        .values_list("trace", "n")
+    )
+    for trace in page:
+        trace.fused_count = counts.get(trace.pk, 0)
+    return page
+
+
+def parents_by_child(trace: Trace) -> dict[int, list[str]]:
+    parents: dict[int, list[str]] = {}
+    for child_id, parent in (
+        Edge.objects.filter(trace=trace).order_by("child_id", "position").values_list("child_id", "parent_product_id")
+    ):
+        parents.setdefault(child_id, []).append(parent)
+    return parents
+
+
+NODE_SUMMARY_FIELDS = (
+    "pk", "product_id", "agent_id", "step", "source_type", "confidence", "confidence_raw", "fuse_state",
+    "is_error", "round", "timestamp",
+)
+
+
+def node_summary(row: dict, parent_ids: list[str], trace_id: str) -> dict:
+    return {
+        "product_id": row["product_id"],
+        "trace_id": trace_id,
+        "agent_id": row["agent_id"],
+        "step": row["step"],
+        "source_type": row["source_type"],
+        "confidence": row["confidence"],
+        "confidence_raw": row["confidence_raw"],
+        "fused": row["fuse_state"] == FuseDecision.BLOCK,
+        "fuse_decision": FUSE_NAMES[row["fuse_state"]] if row["fuse_state"] else None,
+        "status": "error" if row["is_error"] else "ok",
+        "round": row["round"],
+        "parent_ids": parent_ids,
+        "timestamp": row["timestamp"].isoformat().replace("+00:00", "Z"),
+    }
+
+
+def trace_nodes(trace: Trace, node_pks: list[int] | None = None) -> list[dict]:
+    """The nodes of a trace in timestamp order, each with its parent ids."""
+    parents = parents_by_child(trace)
+    rows = Node.objects.filter(trace=trace)
+    if node_pks is not None:
+        rows = rows.filter(pk__in=node_pks)
+    return [
+        node_summary(row, parents.get(row["pk"], []), trace.trace_id)
+        for row in rows.order_by("timestamp", "pk").values(*NODE_SUMMARY_FIELDS)
+    ]
+
+
+def final_answer(trace: Trace) -> Node | None:
+    """The node a trace answered with: its `final_answer` node, else its newest
+    node that nothing in the trace consumed."""
+    nodes = Node.objects.filter(trace=trace)
+    final = nodes.filter(source_type="final_answer").order_by("-timestamp", "-pk").first()
+    if final:
+        return final
+    consumed = Edge.objects.filter(trace=trace).values("parent_product_id")
+    return nodes.exclude(product_id__in=consumed).order_by("-timestamp", "-pk").first()
+
+
+def latest_verdict(trace: Trace) -> str | None:
+    review = Review.objects.filter(trace=trace).order_by("-timestamp", "-pk").first()
+    return review.verdict if review else None
+
+
