@@ -1,3 +1,9 @@
+from django.urls import path
+
+from metrics import views
+
 app_name = "metrics"
 
-urlpatterns = []
+urlpatterns = [
+    path("<slug:slug>/", views.overview, name="overview"),
+]

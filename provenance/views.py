@@ -27,3 +27,9 @@ def trace_detail(request, slug, trace_id):
     trace = get_object_or_404(Trace, project=project, trace_id=trace_id)
     return render(request, "provenance/trace_detail.html", {"project": project, "trace": trace,
                                                             "nodes": reading.trace_nodes(trace)})
+
+
+@login_required
+def bad_answers(request, slug):
+    project = project_for_user_or_404(request.user, slug)
+    return render(request, "provenance/trace_list.html", {"project": project, "traces": []})

@@ -1,0 +1,10 @@
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+
+from provenance.membership import project_for_user_or_404
+
+
+@login_required
+def rule_list(request, slug):
+    project = project_for_user_or_404(request.user, slug)
+    return render(request, "alerts/rule_list.html", {"project": project})

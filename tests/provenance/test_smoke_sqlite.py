@@ -1,0 +1,29 @@
+"""The embedded default (SQLite, no services) ingests and walks a DAG."""
+
+import json
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "ticket-triage.json"
+
+pytestmark = pytest.mark.sqlite_smoke
+
+
+def test_embedded_default_ingests_and_answers_root_cause(api, ingest):
+    assert connection.vendor == "sqlite"
+    batch = json.loads(EXAMPLE.read_text())["batch"]
+    from tests.conftest import node_event, fuse_event
+
+    batch += [
+        node_event("s-frag", "smoke", confidence=0.9),
+        node_event("s-final", "smoke", parents=["s-frag"], seconds=1, confidence=0.8),
+        fuse_event("s-frag", trace_id="smoke"),
+    ]
+    result = ingest(*batch)
+    assert result["errors"] == []
+    assert {s["status"] for s in ingest(*batch)["successes"]} == {200}
+    answer = api.get("/api/v1/traces/smoke/nodes/s-final/root-cause").json()
+    assert answer["root_causes"] == [{"product_id": "s-frag", "reason": "fused", "confidence": 0.9, "trace_id": "smoke"}]
+    assert answer["path"] == ["s-frag", "s-final"]
