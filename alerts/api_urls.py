@@ -1,1 +1,9 @@
-urlpatterns = []
+from django.urls import path
+
+from alerts import api_views
+
+urlpatterns = [
+    path("alert-rules", api_views.RuleListView.as_view(), name="api-alert-rules"),
+    path("alert-rules/<int:rule_id>", api_views.RuleDetailView.as_view(), name="api-alert-rule"),
+    path("alerts", api_views.AlertListView.as_view(), name="api-alerts"),
+]

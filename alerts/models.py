@@ -1,0 +1,171 @@
+import secrets
+
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
+
+from provenance.models import Project
+
+
+class RuleState(models.TextChoices):
+    OK = "ok"
+    PENDING = "pending"
+    FIRING = "firing"
+
+
+class AlertRule(models.Model):
+    """A rule as the contract defines it. `conditions` keeps the validated JSON
+    (see alerts/conditions.py); the state-machine columns are written only by
+    the evaluation, which claims rows before writing them."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="alert_rules")
+    name = models.CharField(max_length=200)
+    match = models.CharField(max_length=3, choices=[("all", "all"), ("any", "any")], default="all")
+    conditions = models.JSONField(default=list)
+    for_duration = models.CharField(max_length=16, default="0m", help_text="As written, e.g. 5m.")
+    for_seconds = models.IntegerField(default=0)
+    enabled = models.BooleanField(default=True)
+    muted_until = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    state = models.CharField(max_length=8, choices=RuleState.choices, default=RuleState.OK)
+    pending_since = models.DateTimeField(null=True, blank=True)
+    last_evaluated_at = models.DateTimeField(null=True, blank=True)
+    last_values = models.JSONField(default=list, help_text="[{metric, value}] from the last evaluation.")
+    last_holding = models.BooleanField(null=True)
+
+    class Meta:
+        ordering = ["name", "pk"]
+        indexes = [models.Index(fields=["project", "enabled"], name="alertrule_project_enabled")]
+
+    def __str__(self):
+        return self.name
+
+    def get_absolute_url(self):
+        return reverse("alerts:rule-detail", args=[self.project.slug, self.pk])
+
+    def is_muted(self, now=None) -> bool:
+        return self.muted_until is not None and self.muted_until > (now or timezone.now())
+
+
+class Destination(models.Model):
+    """Where a rule's notifications go; `config` is validated by the serializer
+    of its kind (alerts/serializers.py) and read by its transport."""
+
+    rule = models.ForeignKey(AlertRule, models.CASCADE, related_name="destinations")
+    kind = models.CharField(max_length=32, default="webhook")
+    config = models.JSONField(default=dict)
+    position = models.SmallIntegerField(default=0)
+    disabled_at = models.DateTimeField(null=True, blank=True)
+    disabled_reason = models.CharField(max_length=300, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["position", "pk"]
+
+    def __str__(self):
+        return f"{self.kind} {self.config.get('url', '')}"
+
+    @property
+    def target(self) -> str:
+        return self.config.get("url", self.kind)
+
+
+class AlertEvent(models.Model):
+    """One firing or resolution: the alert history and what notifications carry."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    rule = models.ForeignKey(AlertRule, models.CASCADE, related_name="events")
+    state = models.CharField(max_length=8, choices=[("firing", "firing"), ("resolved", "resolved")])
+    at = models.DateTimeField()
+    values = models.JSONField(default=list, help_text="[{metric, value}], one per condition, in order.")
+    window_start = models.DateTimeField(help_text="Start of the window example traces are taken from.")
+    example_filters = models.JSONField(default=dict)
+    example_trace_ids = models.JSONField(null=True, blank=True, help_text="Found when first shown.")
+    muted = models.BooleanField(default=False, help_text="Recorded while the rule was muted: nothing was sent.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+        indexes = [
+            models.Index(fields=["project", "-at"], name="alertevent_project_recent"),
+            models.Index(fields=["rule", "-at"], name="alertevent_rule_recent"),
+        ]
+
+    def __str__(self):
+        return f"{self.rule_id} {self.state} {self.at:%Y-%m-%d %H:%M}"
+
+
+def new_webhook_id() -> str:
+    return "msg_" + secrets.token_hex(12)
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
+class Delivery(models.Model):
+    """One notification to one destination, tried until it succeeds, fails
+    permanently or runs out of attempts. `next_attempt_at` is the schedule: a
+    worker claims a due row by moving it forward (a lease) in a conditional
+    UPDATE, so two runners never send the same attempt."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    rule = models.ForeignKey(AlertRule, models.CASCADE, related_name="deliveries")
+    event = models.ForeignKey(AlertEvent, models.CASCADE, null=True, blank=True, related_name="deliveries")
+    destination = models.ForeignKey(Destination, models.SET_NULL, null=True, blank=True, related_name="deliveries")
+    target = models.CharField(max_length=2000, help_text="The destination's URL when the delivery was made.")
+    webhook_id = models.CharField(max_length=64, default=new_webhook_id, unique=True)
+    kind = models.CharField(max_length=32, help_text="alert.firing, alert.resolved or alert.test")
+    payload = models.TextField(help_text="The exact JSON body; every attempt sends the same bytes.")
+    status = models.CharField(max_length=12, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
+    attempt_count = models.IntegerField(default=0)
+    max_attempts = models.IntegerField(default=8)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    claim_token = models.CharField(max_length=32, blank=True, default="")
+    last_error = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [
+            models.Index(fields=["next_attempt_at"], name="delivery_due",
+                         condition=Q(status="pending")),
+            models.Index(fields=["rule", "-created_at"], name="delivery_rule_recent"),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} → {self.target} ({self.status})"
+
+
+class DeliveryAttempt(models.Model):
+    """Written when an attempt starts and completed when it ends, so an attempt
+    cut short by a dying worker stays visible as unfinished."""
+
+    delivery = models.ForeignKey(Delivery, models.CASCADE, related_name="attempts")
+    number = models.IntegerField()
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    success = models.BooleanField(null=True)
+    status_code = models.IntegerField(null=True, blank=True)
+    latency_ms = models.IntegerField(null=True, blank=True)
+    response_excerpt = models.CharField(max_length=1000, blank=True, default="")
+    error = models.CharField(max_length=500, blank=True, default="")
+
+    class Meta:
+        ordering = ["delivery", "number"]
+        constraints = [models.UniqueConstraint(fields=["delivery", "number"], name="attempt_unique_number")]
+
+    def __str__(self):
+        return f"#{self.number} {self.status_code or self.error}"
+
+    @property
+    def outcome(self) -> str:
+        if self.success is None:
+            return "interrupted" if self.finished_at is None else "unknown"
+        return "ok" if self.success else "failed"

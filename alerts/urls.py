@@ -6,4 +6,14 @@ app_name = "alerts"
 
 urlpatterns = [
     path("<slug:slug>/", views.rule_list, name="rule-list"),
+    path("<slug:slug>/new/", views.rule_new, name="rule-new"),
+    path("<slug:slug>/history/", views.history, name="history"),
+    path("<slug:slug>/<int:rule_id>/", views.rule_detail, name="rule-detail"),
+    path("<slug:slug>/<int:rule_id>/edit/", views.rule_edit, name="rule-edit"),
+    path("<slug:slug>/<int:rule_id>/toggle/", views.rule_toggle, name="rule-toggle"),
+    path("<slug:slug>/<int:rule_id>/mute/", views.rule_mute, name="rule-mute"),
+    path("<slug:slug>/<int:rule_id>/test/", views.rule_test, name="rule-test"),
+    path("<slug:slug>/<int:rule_id>/delete/", views.rule_delete, name="rule-delete"),
+    path("<slug:slug>/<int:rule_id>/destinations/<int:destination_id>/enable/", views.destination_enable,
+         name="destination-enable"),
 ]

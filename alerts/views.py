@@ -1,10 +1,175 @@
-from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from datetime import timedelta
 
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db.models import Prefetch
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from django.views.decorators.http import require_POST
+
+from alerts import builder, evaluation, examples, notifications, rules
+from alerts.conditions import FILTER_KEYS, MATCHES, OPS, RULE_METRICS, load_values
+from alerts.models import AlertEvent, AlertRule, Delivery, DeliveryAttempt, Destination
+from alerts.serializers import AlertRuleSerializer, flatten_errors
+from alerts.tasks import send_after_commit
 from provenance.membership import project_for_user_or_404
+
+MUTE_CHOICES = [("15", "15 minutes"), ("60", "1 hour"), ("240", "4 hours"), ("1440", "1 day"), ("10080", "1 week")]
+HISTORY_SIZE = 100
+DELIVERIES_SHOWN = 30
+
+
+def _rule(request, slug, rule_id):
+    project = project_for_user_or_404(request.user, slug)
+    rule = get_object_or_404(AlertRule.objects.select_related("project"), project=project, pk=rule_id)
+    return project, rule
+
+
+def _preview(project, rule_data: dict) -> dict:
+    result, conditions = evaluation.preview(project, rule_data["match"], rule_data["conditions"], timezone.now())
+    return {"holding": result.holding,
+            "values": [{"condition": c, "value": v, "holds": h}
+                       for c, v, h in zip(rule_data["conditions"], result.values, result.holds)]}
 
 
 @login_required
 def rule_list(request, slug):
     project = project_for_user_or_404(request.user, slug)
-    return render(request, "alerts/rule_list.html", {"project": project})
+    found = AlertRule.objects.filter(project=project).prefetch_related("destinations")
+    return render(request, "alerts/rule_list.html", {"project": project, "rules": found})
+
+
+def _builder(request, project, rule: AlertRule | None):
+    preview = errors = None
+    if request.method == "POST":
+        rows = builder.rows_from_post(request.POST)
+        data = builder.data_from_rows(rows)
+        serializer = AlertRuleSerializer(data=data, partial=rule is not None)
+        if not serializer.is_valid():
+            errors = flatten_errors(serializer.errors)
+        elif request.POST.get("action") == "preview":
+            preview = _preview(project, serializer.validated_data)
+        else:
+            if rule is None:
+                rule = rules.create_rule(project, serializer.validated_data)
+                messages.success(request, "Rule created.")
+            else:
+                rules.update_rule(rule, serializer.validated_data)
+                messages.success(request, "Rule saved.")
+            return redirect(rule)
+    else:
+        rows = builder.rows_from_rule(rule)
+    return render(request, "alerts/rule_form.html", {
+        "project": project, "rule": rule, "rows": rows, "errors": errors, "preview": preview,
+        "metrics": RULE_METRICS, "ops": list(OPS), "matches": MATCHES, "filter_keys": FILTER_KEYS,
+        "blank_condition": builder.BLANK_CONDITION,
+    })
+
+
+@login_required
+def rule_new(request, slug):
+    return _builder(request, project_for_user_or_404(request.user, slug), None)
+
+
+@login_required
+def rule_edit(request, slug, rule_id):
+    project, rule = _rule(request, slug, rule_id)
+    return _builder(request, project, rule)
+
+
+@login_required
+def rule_detail(request, slug, rule_id):
+    project, rule = _rule(request, slug, rule_id)
+    deliveries = (
+        Delivery.objects.filter(rule=rule)
+        .prefetch_related(Prefetch("attempts", queryset=DeliveryAttempt.objects.order_by("number")))
+        .order_by("-created_at", "-pk")[:DELIVERIES_SHOWN]
+    )
+    events = list(AlertEvent.objects.filter(rule=rule).order_by("-at", "-pk")[:20])
+    for event in events:
+        event.shown_values = load_values(event.values)
+    return render(request, "alerts/rule_detail.html", {
+        "project": project, "rule": rule, "destinations": rule.destinations.all(), "deliveries": deliveries,
+        "events": events, "preview": _preview(project, {"match": rule.match, "conditions": rule.conditions}),
+        "mute_choices": MUTE_CHOICES, "muted": rule.is_muted(),
+        "last_values": load_values(rule.last_values),
+    })
+
+
+@login_required
+def history(request, slug):
+    project = project_for_user_or_404(request.user, slug)
+    events = list(AlertEvent.objects.filter(project=project).select_related("rule").order_by("-at", "-pk")[:HISTORY_SIZE])
+    examples.with_example_traces(events)
+    for event in events:
+        event.shown_values = load_values(event.values)
+        event.trace_links = [(trace_id, reverse("provenance:trace-detail", args=[slug, trace_id]))
+                             for trace_id in event.example_trace_ids]
+    return render(request, "alerts/history.html", {"project": project, "events": events})
+
+
+@login_required
+@require_POST
+def rule_toggle(request, slug, rule_id):
+    _, rule = _rule(request, slug, rule_id)
+    rules.set_enabled(rule, not rule.enabled)
+    messages.success(request, "Rule enabled." if rule.enabled else "Rule disabled.")
+    return redirect(rule)
+
+
+@login_required
+@require_POST
+def rule_mute(request, slug, rule_id):
+    _, rule = _rule(request, slug, rule_id)
+    if request.POST.get("unmute"):
+        rules.mute(rule, None)
+        messages.success(request, "Rule unmuted.")
+        return redirect(rule)
+    until = None
+    if request.POST.get("until"):
+        until = parse_datetime(request.POST["until"])
+        if until is not None and timezone.is_naive(until):
+            until = timezone.make_aware(until, timezone.get_default_timezone())
+    elif request.POST.get("minutes", "").isdigit():
+        until = timezone.now() + timedelta(minutes=int(request.POST["minutes"]))
+    if until is None or until <= timezone.now():
+        messages.error(request, "Mute until: give a time in the future.")
+    else:
+        rules.mute(rule, until)
+        messages.success(request, f"Muted until {until:%Y-%m-%d %H:%M} UTC.")
+    return redirect(rule)
+
+
+@login_required
+@require_POST
+def rule_test(request, slug, rule_id):
+    project, rule = _rule(request, slug, rule_id)
+    preview = _preview(project, {"match": rule.match, "conditions": rule.conditions})
+    values = [{"metric": v["condition"]["metric"], "value": v["value"]} for v in preview["values"]]
+    deliveries = notifications.create_test_deliveries(rule, values)
+    send_after_commit([d.pk for d in deliveries])
+    if deliveries:
+        messages.success(request, f"Test notification sent to {len(deliveries)} destination(s); see the attempts below.")
+    else:
+        messages.error(request, "This rule has no enabled destination to send a test to.")
+    return redirect(rule)
+
+
+@login_required
+@require_POST
+def rule_delete(request, slug, rule_id):
+    project, rule = _rule(request, slug, rule_id)
+    rule.delete()
+    messages.success(request, "Rule deleted.")
+    return redirect("alerts:rule-list", project.slug)
+
+
+@login_required
+@require_POST
+def destination_enable(request, slug, rule_id, destination_id):
+    _, rule = _rule(request, slug, rule_id)
+    rules.enable_destination(get_object_or_404(Destination, rule=rule, pk=destination_id))
+    messages.success(request, "Destination enabled again.")
+    return redirect(rule)

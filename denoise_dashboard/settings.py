@@ -180,3 +180,23 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "WARNING")},
 }
+
+# WhiteNoise serves from the finders in development; an absent STATIC_ROOT is expected then.
+import warnings  # noqa: E402
+
+warnings.filterwarnings("ignore", message="No directory at")
+
+# --- DAG health catch-up (H4) ---
+# provenance.tasks.check_dag_health only checks projects with no report since the
+# last scheduled 03:00, so sending it again is a no-op on a normal night and runs
+# a night missed while the scheduler was down once, within 15 minutes of its return.
+CELERY_BEAT_SCHEDULE["check-dag-health-catch-up"] = {
+    "task": "provenance.tasks.check_dag_health",
+    "schedule": 900.0,
+}
+
+# --- Alert webhook retries (H3) ---
+# After the n-th failed attempt a delivery waits BASE * 2**(n-1) seconds (capped
+# at 6 h) and gives up after MAX_ATTEMPTS attempts: 30 s … 32 min, about an hour in all.
+WEBHOOK_RETRY_BASE_SECONDS = envint("WEBHOOK_RETRY_BASE_SECONDS", 30)
+WEBHOOK_MAX_ATTEMPTS = envint("WEBHOOK_MAX_ATTEMPTS", 8)

@@ -1,0 +1,142 @@
+"""Rollups the metrics app maintains from provenance tables (see metrics/refresh.py).
+
+Nothing here is written by ingest: `refresh_rollups` folds new nodes and fuse
+decisions in every 30 seconds, and the query layer (metrics/windows.py) adds a
+raw scan of whatever the last refresh has not seen, so figures stay exact.
+"""
+
+from django.db import models
+
+from provenance.models import Project
+
+DIMENSIONS = ("agent_id", "step", "source_type", "round")
+
+
+class Dimensions(models.Model):
+    """The filter dimensions of a node, as rollup keys."""
+
+    agent_id = models.CharField(max_length=255, default="")
+    step = models.CharField(max_length=255, default="")
+    source_type = models.CharField(max_length=64, default="")
+    round = models.IntegerField(null=True)
+
+    class Meta:
+        abstract = True
+
+
+class HourRollup(Dimensions):
+    """One hour of one project's nodes, for every combination of filter
+    dimensions (PostgreSQL grouping sets): `mask` says which of agent_id (1),
+    step (2), source_type (4) and round (8) the row is grouped by; the others
+    hold placeholders. A filtered query reads exactly the rows of its mask."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    hour = models.DateTimeField()
+    mask = models.SmallIntegerField()
+    nodes = models.IntegerField(default=0)
+    traces = models.IntegerField(default=0, help_text="Distinct traces within this hour.")
+    confidence_count = models.IntegerField(default=0)
+    confidence_sum = models.FloatField(default=0.0)
+    low_traces = models.IntegerField(default=0, help_text="Distinct traces with a high-uncertainty node this hour.")
+    accepted = models.IntegerField(default=0)
+    downweighted = models.IntegerField(default=0)
+    fused = models.IntegerField(default=0)
+    failed = models.IntegerField(default=0)
+    # Fused runs of the hour's node sequence, for masks that include agent_id.
+    run_prefix = models.IntegerField(default=0)
+    run_suffix = models.IntegerField(default=0)
+    run_best = models.IntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "mask", "hour"], name="rollup_project_mask_hour")]
+
+    def __str__(self):
+        return f"{self.project_id} {self.hour:%Y-%m-%d %H}h mask {self.mask}"
+
+
+class TraceSpan(Dimensions):
+    """Where a trace that spans two or more hours has nodes, per hour and
+    dimensions: summing hourly distinct-trace counts counts such a trace once
+    per hour, and these rows say by how much to correct."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    trace_pk = models.BigIntegerField()
+    hour = models.DateTimeField()
+    low = models.BooleanField(default=False, help_text="Below the project's high-uncertainty threshold.")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["project", "hour"], name="tracespan_project_hour"),
+            models.Index(fields=["trace_pk"], name="tracespan_trace"),
+        ]
+
+    def __str__(self):
+        return f"trace {self.trace_pk} at {self.hour:%Y-%m-%d %H}h"
+
+
+class DayHistogram(Dimensions):
+    """Counts of values on a fixed grid of 0.05 (bin = floor(value * 20)) per
+    day and dimensions: node confidence (metric "") and each numeric entry of
+    Node.metrics. Only new nodes change it, so it is maintained by addition."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    day = models.DateTimeField()
+    metric = models.CharField(max_length=255, default="", help_text='"" is the node confidence.')
+    bin = models.BigIntegerField()
+    n = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "day", "agent_id", "step", "source_type", "round", "metric", "bin"],
+                name="histogram_cell_unique", nulls_distinct=False,
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.metric or 'confidence'}[{self.bin}] = {self.n}"
+
+
+class DayFuseReason(Dimensions):
+    """Fuse decisions per day (of the node they judge), dimensions, decision and reason."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    day = models.DateTimeField()
+    decision = models.SmallIntegerField()
+    reason = models.CharField(max_length=200, default="")
+    n = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "day", "agent_id", "step", "source_type", "round", "decision", "reason"],
+                name="fuse_reason_cell_unique", nulls_distinct=False,
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.decision} {self.reason!r} = {self.n}"
+
+
+class Watermark(models.Model):
+    """How far the rollups have read: every node with id <= node_id and every
+    fuse with id <= fuse_id is in them (one row)."""
+
+    node_id = models.BigIntegerField(default=0)
+    fuse_id = models.BigIntegerField(default=0)
+    refreshed_at = models.DateTimeField(null=True)
+
+    def __str__(self):
+        return f"nodes <= {self.node_id}, fuses <= {self.fuse_id}"
+
+
+class RolledProject(models.Model):
+    """A project whose hour rollups are complete, and the threshold they used:
+    a changed threshold makes the query layer ignore them until rebuilt."""
+
+    project = models.OneToOneField(Project, models.CASCADE, related_name="+")
+    threshold = models.FloatField()
+    rolled_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"{self.project_id} at threshold {self.threshold}"

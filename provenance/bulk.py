@@ -6,13 +6,42 @@ a round trip per row. Other databases (the embedded SQLite default) get a
 portable multi-row `VALUES`, chunked under the driver's parameter limit.
 """
 
-from django.db import connection
+import weakref
+from contextlib import contextmanager
+
+from django.db import connection, transaction
 
 SQLITE_MAX_PARAMS = 30000
+# From this many rows on, PostgreSQL gets COPY into a staging table and one
+# INSERT … SELECT: COPY's row encoding runs in C, a parameter array's does not.
+COPY_FROM_ROWS = 200
+_staged: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDictionary()
 
 
 def is_postgres() -> bool:
     return connection.vendor == "postgresql"
+
+
+@contextmanager
+def bound_cursor():
+    """A cursor with server-side parameter binding on PostgreSQL.
+
+    Django's psycopg cursors bind client-side, quoting every element of a
+    1,000-item array into the SQL text; server-side binding sends the array as
+    one parameter. Wrapped like Django's own cursors, so query logging and
+    `assertNumQueries` still see every statement."""
+    if not is_postgres():
+        with connection.cursor() as cursor:
+            yield cursor
+        return
+    import psycopg
+
+    connection.ensure_connection()
+    raw = psycopg.Cursor(connection.connection)
+    try:
+        yield connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
+    finally:
+        raw.close()
 
 
 def insert_many(
@@ -30,7 +59,19 @@ def insert_many(
     column_list = ", ".join(columns)
     suffix = f" {on_conflict}" if on_conflict else ""
     suffix += f" RETURNING {returning}" if returning else ""
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
+        if is_postgres() and len(rows) >= COPY_FROM_ROWS and not on_conflict and not returning:
+            copy_rows(table, columns, rows)
+            return []
+        if is_postgres() and len(rows) >= COPY_FROM_ROWS:
+            stage = _staging_table(cursor, table.split()[0], columns)
+            with cursor.copy(f"COPY {stage} ({column_list}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            cursor.execute(f"INSERT INTO {table} ({column_list}) SELECT {column_list} FROM {stage}{suffix}")
+            result = cursor.fetchall() if returning else []
+            cursor.execute(f"TRUNCATE {stage}")
+            return result
         if is_postgres():
             # jsonb travels as text[] and is cast per row: psycopg has no jsonb[] adapter for lists of str.
             arrays = ", ".join(f"%s::{'text' if t == 'jsonb' else t}[]" for t in pg_types)
@@ -49,6 +90,43 @@ def insert_many(
             if returning:
                 result.extend(cursor.fetchall())
         return result
+
+
+def copy_rows(table: str, columns: list[str], rows: list[tuple]) -> None:
+    """Appends rows with COPY (PostgreSQL); callers have ruled out conflicts."""
+    if not rows:
+        return
+    with connection.cursor() as cursor:
+        with cursor.cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
+
+def allocate_ids(table: str, count: int) -> list[int]:
+    """Draws `count` primary keys from the table's sequence in one statement,
+    so rows can be COPYed with known ids (COPY returns nothing)."""
+    if not count:
+        return []
+    with bound_cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count]
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _staging_table(cursor, table: str, columns: list[str]) -> str:
+    """A session-local temp table with the target's column types, created once
+    per database connection (pooled connections keep it)."""
+    stage = f"stage_{table}"
+    raw = connection.connection
+    known = _staged.setdefault(raw, set())
+    if stage not in known:
+        cursor.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS {stage} AS SELECT {', '.join(columns)} FROM {table} WITH NO DATA"
+        )
+        # Remembered only once committed: a rolled-back transaction takes the table with it.
+        transaction.on_commit(lambda: known.add(stage))
+    return stage
 
 
 def in_list(values: list) -> tuple[str, list]:

@@ -10,11 +10,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import orjson
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Max, Min
 from django.utils import timezone
 
 from provenance import live
-from provenance.bulk import in_list, insert_many, is_postgres
+from provenance.bulk import allocate_ids, bound_cursor, copy_rows, in_list, insert_many, is_postgres
 from provenance.models import Edge, Fuse, IngestedEvent, Node, Project, Review, Trace
 from provenance.validation import EventError, FuseEvent, NodeEvent, ReviewEvent, event_id_of, parse_event
 
@@ -75,20 +76,31 @@ def ingest_events(project: Project, raw_events: list) -> IngestResult:
 
 def store_new_events(project: Project, parsed: list, outcome: dict) -> None:
     now = timezone.now()
-    claimed = {
-        row[0]
-        for row in insert_many(
-            IngestedEvent._meta.db_table,
-            ["project_id", "event_id", "received_at"],
-            ["bigint", "text", "timestamptz"],
-            [(project.pk, event.event_id, now) for _, event in parsed],
-            on_conflict="ON CONFLICT (project_id, event_id) DO NOTHING",
-            returning="event_id",
-        )
-    }
+    if is_postgres():
+        try:
+            with transaction.atomic():
+                write_batch(project, parsed, outcome, now, optimistic=True)
+            return
+        except IntegrityError:
+            # A concurrent batch took one of our ids between the check and the
+            # COPY; the conflict-safe path sorts out who stored what.
+            pass
+    write_batch(project, parsed, outcome, now, optimistic=False)
+
+
+def write_batch(project: Project, parsed: list, outcome: dict, now, *, optimistic: bool) -> None:
+    """Writes one batch. The optimistic path (PostgreSQL) looks up the ids that
+    are already taken, then COPYs straight into the tables; the conflict-safe
+    path claims ids with `INSERT … ON CONFLICT DO NOTHING` and works anywhere."""
+    if optimistic:
+        taken_events, taken_products = taken_ids(project, parsed)
+        fresh = {event.event_id for _, event in parsed} - taken_events
+    else:
+        fresh = claim_event_ids(project, [event.event_id for _, event in parsed], now)
+        taken_products = set()
     nodes, fuses, reviews = [], [], []
     for position, event in parsed:
-        if event.event_id not in claimed:
+        if event.event_id not in fresh:
             outcome[position] = (200, None)  # a resend: already stored
             continue
         outcome[position] = (201, None)
@@ -100,7 +112,7 @@ def store_new_events(project: Project, parsed: list, outcome: dict) -> None:
             reviews.append((position, event))
 
     # A product id may be claimed only once: within the batch, the first wins.
-    unique_nodes, seen_products = [], set()
+    unique_nodes, seen_products = [], set(taken_products)
     for position, node in nodes:
         if node.product_id in seen_products:
             outcome[position] = (409, f"product_id: {node.product_id!r} is already used by another event")
@@ -109,21 +121,26 @@ def store_new_events(project: Project, parsed: list, outcome: dict) -> None:
             unique_nodes.append((position, node))
 
     trace_pks = upsert_traces(project, [n for _, n in unique_nodes], [r for _, r in reviews], now)
-    inserted = insert_nodes(project, unique_nodes, trace_pks, now)
-
-    refused = [(position, node) for position, node in unique_nodes if node.product_id not in inserted]
-    for position, node in refused:
-        outcome[position] = (409, f"product_id: {node.product_id!r} is already used by another event")
-    conflicted = [node for position, node in nodes if outcome[position][0] == 409]
-    if conflicted:
-        release_refused_events(project, conflicted)
-    if refused:
-        recount_traces(project, {trace_pks[n.trace_id] for _, n in refused})
+    if optimistic:
+        inserted = copy_nodes(project, unique_nodes, trace_pks, now)
+        record_event_ids(project, [event.event_id for pos, event in parsed if outcome[pos][0] == 201], now)
+        refused = []
+    else:
+        inserted = insert_nodes(project, unique_nodes, trace_pks, now)
+        refused = [(position, node) for position, node in unique_nodes if node.product_id not in inserted]
+        for position, node in refused:
+            outcome[position] = (409, f"product_id: {node.product_id!r} is already used by another event")
+        conflicted = [node for position, node in nodes if outcome[position][0] == 409]
+        if conflicted:
+            release_refused_events(project, conflicted)
 
     insert_edges(project, unique_nodes, inserted, trace_pks)
     insert_fuses(project, unique_nodes, inserted, [f for _, f in fuses])
     apply_fuse_states(project, list(inserted) + [f.product_id for _, f in fuses])
     insert_reviews(project, [r for _, r in reviews], trace_pks)
+    if refused:
+        # After the reviews: a trace a review in this batch points at must stay.
+        recount_traces(project, {trace_pks[n.trace_id] for _, n in refused})
 
     new_nodes_by_trace: dict[int, list[int]] = defaultdict(list)
     for _, node in unique_nodes:
@@ -134,6 +151,41 @@ def store_new_events(project: Project, parsed: list, outcome: dict) -> None:
         transaction.on_commit(
             lambda: live.publish_ingest(project.pk, dict(new_nodes_by_trace), sorted(touched_traces))
         )
+
+
+def taken_ids(project: Project, parsed: list) -> tuple[set[str], set[str]]:
+    """Which of the batch's event ids and product ids are stored already, in one query."""
+    event_ids = [event.event_id for _, event in parsed]
+    product_ids = [event.product_id for _, event in parsed if isinstance(event, NodeEvent)]
+    with bound_cursor() as cursor:
+        cursor.execute(
+            f"SELECT 'e', event_id FROM {IngestedEvent._meta.db_table} WHERE project_id = %s AND event_id = ANY(%s) "
+            f"UNION ALL "
+            f"SELECT 'p', product_id FROM {Node._meta.db_table} WHERE project_id = %s AND product_id = ANY(%s)",
+            [project.pk, event_ids, project.pk, product_ids],
+        )
+        rows = cursor.fetchall()
+    return {value for kind, value in rows if kind == "e"}, {value for kind, value in rows if kind == "p"}
+
+
+def claim_event_ids(project: Project, event_ids: list[str], now) -> set[str]:
+    """Records the ids; returns those that were not stored before."""
+    return {
+        row[0]
+        for row in insert_many(
+            IngestedEvent._meta.db_table,
+            ["project_id", "event_id", "received_at"],
+            ["bigint", "text", "timestamptz"],
+            [(project.pk, event_id, now) for event_id in event_ids],
+            on_conflict="ON CONFLICT (project_id, event_id) DO NOTHING",
+            returning="event_id",
+        )
+    }
+
+
+def record_event_ids(project: Project, event_ids: list[str], now) -> None:
+    copy_rows(IngestedEvent._meta.db_table, ["project_id", "event_id", "received_at"],
+              [(project.pk, event_id, now) for event_id in event_ids])
 
 
 def release_refused_events(project: Project, refused: list[NodeEvent]) -> None:
@@ -194,70 +246,74 @@ def upsert_traces(project: Project, nodes: list[NodeEvent], reviews: list[Review
 
 
 def recount_traces(project: Project, trace_pks: set[int]) -> None:
-    """Rare path: counters folded in before a node was refused are recomputed."""
+    """Rare path: counters folded in before a node was refused are recomputed,
+    and a trace that only a refused node brought into being is removed again."""
     for trace in Trace.objects.filter(project=project, pk__in=trace_pks):
         nodes = Node.objects.filter(trace=trace)
         trace.node_count = nodes.count()
+        if not trace.node_count and not trace.reviews.exists():
+            trace.delete()
+            continue
         trace.error_count = nodes.filter(is_error=True).count()
         trace.min_confidence = min((c for c in nodes.values_list("confidence", flat=True) if c is not None), default=None)
-        trace.save(update_fields=["node_count", "error_count", "min_confidence"])
+        span = nodes.aggregate(first=Min("timestamp"), last=Max("timestamp"))
+        trace.started_at, trace.ended_at = span["first"], span["last"]
+        trace.save(update_fields=["node_count", "error_count", "min_confidence", "started_at", "ended_at"])
+
+
+NODE_COLUMNS = [
+    "project_id", "trace_id", "product_id", "event_id", "agent_id", "step", "source_type", "content",
+    "raw_input", "confidence", "confidence_raw", "confidence_scale", "round", "is_error", "fuse_state",
+    "metrics", "metadata", "timestamp", "received_at",
+]
+NODE_TYPES = [
+    "bigint", "bigint", "text", "text", "text", "text", "text", "text",
+    "text", "float8", "float8", "float8", "int", "bool", "smallint",
+    "jsonb", "jsonb", "timestamptz", "timestamptz",
+]
+
+
+def node_row(project: Project, n: NodeEvent, trace_pks: dict[str, int], now) -> tuple:
+    return (
+        project.pk, trace_pks[n.trace_id], n.product_id, n.event_id, n.agent_id, n.step, n.source_type, n.content,
+        n.raw_input, n.confidence, n.confidence_raw, n.confidence_scale, n.round, n.is_error,
+        n.fuse.decision if n.fuse else 0, to_json(n.metrics), to_json(n.metadata), n.timestamp, now,
+    )
 
 
 def insert_nodes(project: Project, nodes: list, trace_pks: dict[str, int], now) -> dict[str, int]:
-    rows = [
-        (
-            project.pk,
-            trace_pks[n.trace_id],
-            n.product_id,
-            n.event_id,
-            n.agent_id,
-            n.step,
-            n.source_type,
-            n.content,
-            n.raw_input,
-            n.confidence,
-            n.confidence_raw,
-            n.confidence_scale,
-            n.round,
-            n.is_error,
-            n.fuse.decision if n.fuse else 0,
-            to_json(n.metrics),
-            to_json(n.metadata),
-            n.timestamp,
-            now,
-        )
-        for _, n in nodes
-    ]
+    """Conflict-safe insert; returns product id -> pk of the nodes written."""
     returned = insert_many(
         Node._meta.db_table,
-        [
-            "project_id", "trace_id", "product_id", "event_id", "agent_id", "step", "source_type", "content",
-            "raw_input", "confidence", "confidence_raw", "confidence_scale", "round", "is_error", "fuse_state",
-            "metrics", "metadata", "timestamp", "received_at",
-        ],
-        [
-            "bigint", "bigint", "text", "text", "text", "text", "text", "text",
-            "text", "float8", "float8", "float8", "int", "bool", "smallint",
-            "jsonb", "jsonb", "timestamptz", "timestamptz",
-        ],
-        rows,
+        NODE_COLUMNS,
+        NODE_TYPES,
+        [node_row(project, n, trace_pks, now) for _, n in nodes],
         on_conflict="ON CONFLICT (project_id, product_id) DO NOTHING",
         returning="id, product_id",
     )
     return {product_id: pk for pk, product_id in returned}
 
 
+def copy_nodes(project: Project, nodes: list, trace_pks: dict[str, int], now) -> dict[str, int]:
+    """COPY with ids drawn up front; the caller has checked the product ids are free."""
+    table = Node._meta.db_table
+    ids = allocate_ids(table, len(nodes))
+    copy_rows(table, ["id", *NODE_COLUMNS],
+              [(pk, *node_row(project, n, trace_pks, now)) for pk, (_, n) in zip(ids, nodes)])
+    return {n.product_id: pk for pk, (_, n) in zip(ids, nodes)}
+
+
 def insert_edges(project: Project, nodes: list, inserted: dict[str, int], trace_pks: dict[str, int]) -> None:
     rows = [
-        (project.pk, trace_pks[n.trace_id], inserted[n.product_id], n.product_id, parent, position)
+        (project.pk, trace_pks[n.trace_id], n.product_id, parent, position)
         for _, n in nodes
         if n.product_id in inserted
         for position, parent in enumerate(n.parent_ids)
     ]
     insert_many(
         Edge._meta.db_table,
-        ["project_id", "trace_id", "child_id", "child_product_id", "parent_product_id", "position"],
-        ["bigint", "bigint", "bigint", "text", "text", "smallint"],
+        ["project_id", "trace_id", "child_product_id", "parent_product_id", "position"],
+        ["bigint", "bigint", "text", "text", "smallint"],
         rows,
     )
 

@@ -2,12 +2,20 @@
 
 Called from `transaction.on_commit`, so a page is only told about rows it can
 read. Messages carry ids; consumers load what they show.
+
+Publishing must not slow ingest down: with the in-memory layer (embedded
+default) only groups that someone is listening to are sent to; with Redis the
+messages are handed to one long-lived publisher thread and the request returns
+at once.
 """
 
+import asyncio
 import logging
+import queue
+import threading
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 logger = logging.getLogger(__name__)
 
@@ -24,11 +32,57 @@ def publish_ingest(project_pk: int, new_nodes_by_trace: dict[int, list[int]], to
     layer = get_channel_layer()
     if layer is None:
         return
+    messages = [
+        (trace_group(trace_pk), {"type": "nodes.added", "trace": trace_pk, "nodes": node_ids})
+        for trace_pk, node_ids in new_nodes_by_trace.items()
+    ]
+    messages.append((project_group(project_pk), {"type": "traces.changed", "traces": touched_traces}))
+    if isinstance(layer, InMemoryChannelLayer):
+        # In-process layer: its queues belong to the serving event loop, so send from it.
+        listened = [(group, message) for group, message in messages if layer.groups.get(group)]
+        if listened:
+            _send_now(layer, listened)
+        return
+    _publisher().put((layer, messages))
+
+
+def _send_now(layer, messages) -> None:
     try:
         send = async_to_sync(layer.group_send)
-        for trace_pk, node_ids in new_nodes_by_trace.items():
-            send(trace_group(trace_pk), {"type": "nodes.added", "trace": trace_pk, "nodes": node_ids})
-        send(project_group(project_pk), {"type": "traces.changed", "traces": touched_traces})
+        for group, message in messages:
+            send(group, message)
     except Exception:
         # Live updates are a convenience; the data is committed whatever happens here.
         logger.warning("live update failed", exc_info=True)
+
+
+class _Publisher(threading.Thread):
+    def __init__(self):
+        super().__init__(name="live-publisher", daemon=True)
+        self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+
+    def put(self, item) -> None:
+        self.inbox.put(item)
+
+    def run(self) -> None:
+        loop = asyncio.new_event_loop()
+        while True:
+            layer, messages = self.inbox.get()
+            try:
+                for group, message in messages:
+                    loop.run_until_complete(layer.group_send(group, message))
+            except Exception:
+                logger.warning("live update failed", exc_info=True)
+
+
+_publisher_lock = threading.Lock()
+_publisher_thread: _Publisher | None = None
+
+
+def _publisher() -> _Publisher:
+    global _publisher_thread
+    with _publisher_lock:
+        if _publisher_thread is None or not _publisher_thread.is_alive():
+            _publisher_thread = _Publisher()
+            _publisher_thread.start()
+        return _publisher_thread

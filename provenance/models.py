@@ -66,7 +66,9 @@ class Trace(models.Model):
     """One workflow run. Counters are maintained by ingest in the same statement
     that creates the trace, so the trace list never aggregates nodes."""
 
-    project = models.ForeignKey(Project, models.CASCADE, related_name="traces")
+    # Foreign keys covered by a composite index get no index of their own:
+    # every index is paid for on each ingested row.
+    project = models.ForeignKey(Project, models.CASCADE, related_name="traces", db_index=False)
     trace_id = models.CharField(max_length=255)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True)
@@ -96,8 +98,8 @@ class FuseDecision(models.IntegerChoices):
 
 
 class Node(models.Model):
-    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
-    trace = models.ForeignKey(Trace, models.CASCADE, related_name="nodes")
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
+    trace = models.ForeignKey(Trace, models.CASCADE, related_name="nodes", db_index=False)
     product_id = models.CharField(max_length=255)
     event_id = models.CharField(max_length=255)
     agent_id = models.CharField(max_length=255)
@@ -121,7 +123,6 @@ class Node(models.Model):
         indexes = [
             models.Index(fields=["trace", "timestamp"], name="node_trace_time"),
             models.Index(fields=["project", "timestamp"], name="node_project_time"),
-            models.Index(fields=["project", "agent_id", "timestamp"], name="node_project_agent_time"),
         ]
 
     def __str__(self):
@@ -137,24 +138,20 @@ class Node(models.Model):
 
 
 class Edge(models.Model):
-    """child consumed parent. The parent is kept by product_id and joined at
-    query time, so a parent may arrive later or live in another trace."""
+    """child consumed parent. Both ends are kept by product_id and joined at
+    query time, so a parent may arrive later or live in another trace; an edge
+    goes with its child's trace."""
 
-    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
     trace = models.ForeignKey(Trace, models.CASCADE, related_name="+", help_text="The child's trace.")
-    child = models.ForeignKey(Node, models.CASCADE, related_name="parent_edges")
     child_product_id = models.CharField(max_length=255)
     parent_product_id = models.CharField(max_length=255)
     position = models.SmallIntegerField(default=0)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["child", "parent_product_id"], name="edge_unique_per_child")
-        ]
         indexes = [
             models.Index(fields=["project", "child_product_id"], name="edge_up"),
             models.Index(fields=["project", "parent_product_id"], name="edge_down"),
-            models.Index(fields=["trace"], name="edge_trace"),
         ]
 
     def __str__(self):
@@ -165,7 +162,7 @@ class Fuse(models.Model):
     """A consumer's accept/downweight/block decision about a node (which may not
     have arrived yet)."""
 
-    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
     trace_id = models.CharField(max_length=255)
     product_id = models.CharField(max_length=255)
     event_id = models.CharField(max_length=255)
@@ -192,7 +189,7 @@ class Verdict(models.TextChoices):
 
 
 class Review(models.Model):
-    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
     trace = models.ForeignKey(Trace, models.CASCADE, related_name="reviews")
     product_id = models.CharField(max_length=255, blank=True, default="")
     event_id = models.CharField(max_length=255)
@@ -208,14 +205,67 @@ class Review(models.Model):
 
 
 class IngestedEvent(models.Model):
-    """The per-project record of accepted event ids that makes ingest idempotent."""
+    """The per-project record of accepted event ids that makes ingest idempotent.
 
-    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    The key is the pair itself: one index, which the ingest claims ids against."""
+
+    pk = models.CompositePrimaryKey("project", "event_id")
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
     event_id = models.CharField(max_length=255)
     received_at = models.DateTimeField(default=timezone.now)
 
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["project", "event_id"], name="event_unique_per_project")]
-
     def __str__(self):
         return self.event_id
+
+
+
+class FindingKind(models.TextChoices):
+    """The finding kinds of the contract (`GET /api/v1/health/latest`)."""
+
+    BROKEN_LINK = "broken_link", "broken link"
+    ORPHAN = "orphan", "orphan"
+    CYCLE = "cycle", "cycle"
+    FUSED_INDIRECT_USE = "fused_indirect_use", "fused indirect use"
+
+
+class HealthReport(models.Model):
+    """One run of the DAG health check over one project. Reports are kept, so
+    the findings of every night stay comparable."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    checked_at = models.DateTimeField(help_text="The instant the check judged the DAG as of (its --now).")
+    started_at = models.DateTimeField(default=timezone.now, help_text="Wall-clock start of the run.")
+    finished_at = models.DateTimeField(null=True)
+    node_count = models.IntegerField(default=0)
+    finding_count = models.IntegerField(default=0)
+    counts = models.JSONField(default=dict, help_text="Findings per kind.")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["project", "-started_at"], name="health_report_latest"),
+            models.Index(fields=["project", "-checked_at"], name="health_report_trend"),
+        ]
+
+    def __str__(self):
+        return f"{self.project_id} @ {self.checked_at:%Y-%m-%d %H:%M}"
+
+
+class HealthFinding(models.Model):
+    """Trace and product are kept as the client's ids, not foreign keys, so a
+    report's history survives the deletion of the trace it talks about."""
+
+    report = models.ForeignKey(HealthReport, models.CASCADE, related_name="findings")
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=32, choices=FindingKind.choices)
+    trace_id = models.CharField(max_length=255)
+    product_id = models.CharField(max_length=255)
+    detail = models.TextField(blank=True, default="")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["report", "kind"], name="health_finding_report"),
+            models.Index(fields=["project", "product_id"], name="health_finding_node"),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} {self.product_id}"

@@ -8,6 +8,11 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("p/<slug:slug>/traces/", views.trace_list, name="trace-list"),
     path("p/<slug:slug>/bad-answers/", views.bad_answers, name="bad-answers"),
+    # The trace page's data; the node is named by `?id=` since product ids may hold any character.
+    path("p/<slug:slug>/traces/<path:trace_id>/graph.json", views.trace_graph, name="trace-graph"),
+    path("p/<slug:slug>/traces/<path:trace_id>/node.json", views.node_detail, name="node-detail"),
+    path("p/<slug:slug>/traces/<path:trace_id>/root-cause.json", views.node_root_cause, name="node-root-cause"),
+    path("p/<slug:slug>/traces/<path:trace_id>/impact.json", views.node_impact, name="node-impact"),
     path("p/<slug:slug>/traces/<path:trace_id>/", views.trace_detail, name="trace-detail"),
     path("p/<slug:slug>/health/", health_views.health_page, name="health"),
 ]

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from provenance.models import FuseDecision, Verdict
 
 MAX_ID_LENGTH = 255
+MAX_ROUND = 2**31 - 1  # the column is a 32-bit integer
 EVENT_TYPES = ("node", "fuse", "review")
 SOURCE_TYPE_MAX = 64
 FUSE_DECISIONS = {"accept": FuseDecision.ACCEPT, "downweight": FuseDecision.DOWNWEIGHT, "block": FuseDecision.BLOCK}
@@ -128,7 +129,7 @@ def optional_object(body: dict, name: str) -> dict:
 
 def parse_fuse(value, prefix: str) -> InlineFuse:
     if not isinstance(value, dict):
-        raise EventError(f"{prefix}: must be an object")
+        raise EventError(f"{prefix.rstrip('.') or 'body'}: must be an object")
     decision = value.get("decision")
     if decision not in FUSE_DECISIONS:
         raise EventError(f"{prefix}decision: must be one of accept, downweight, block")
@@ -169,12 +170,16 @@ def parse_node(event_id: str, timestamp: datetime, body: dict) -> NodeEvent:
         raise EventError("parent_ids: must be a list of non-empty strings")
     elif any(len(p) > MAX_ID_LENGTH for p in parent_ids):
         raise EventError(f"parent_ids: an id is longer than {MAX_ID_LENGTH} characters")
+    elif any("\x00" in p for p in parent_ids):
+        raise EventError("parent_ids: an id contains a NUL character")
     # A parent listed twice is one edge; order is kept for display.
     parent_ids = list(dict.fromkeys(parent_ids))
 
     round_ = body.get("round")
-    if round_ is not None and (not isinstance(round_, int) or isinstance(round_, bool) or round_ < 1):
-        raise EventError("round: must be an integer of 1 or more")
+    if round_ is not None and (
+        not isinstance(round_, int) or isinstance(round_, bool) or not 1 <= round_ <= MAX_ROUND
+    ):
+        raise EventError(f"round: must be an integer from 1 to {MAX_ROUND}")
 
     status = body.get("status", "ok")
     if status not in ("ok", "error", None):
@@ -241,6 +246,8 @@ def parse_event(event) -> NodeEvent | FuseEvent | ReviewEvent:
         raise EventError("id: must be a non-empty string")
     if len(event_id) > MAX_ID_LENGTH:
         raise EventError(f"id: longer than {MAX_ID_LENGTH} characters")
+    if "\x00" in event_id:
+        raise EventError("id: must not contain NUL characters")
     kind = event.get("type")
     if kind not in PARSERS:
         raise EventError("type: must be one of node, fuse, review")

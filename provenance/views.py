@@ -1,9 +1,51 @@
+"""The trace explorer's pages and their JSON endpoints: thin wrappers over
+`explorer` and `reading`, each scoped to a project the user may see."""
+
+from functools import wraps
+
+import orjson
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from provenance import reading
+from provenance import explorer, reading
+from provenance.forms import TraceFilterForm
 from provenance.membership import project_for_user_or_404, projects_for
-from provenance.models import Trace
+from provenance.models import FuseDecision, Node, Trace
+
+PAGE_SIZE = 50
+
+
+def json_response(data, status: int = 200) -> HttpResponse:
+    return HttpResponse(orjson.dumps(data), status=status, content_type="application/json")
+
+
+def session_json(view):
+    """For the pages' fetches: an expired session answers 401, not a login page."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return json_response({"detail": "not logged in"}, status=401)
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def visible_trace(request, slug: str, trace_id: str) -> tuple:
+    project = project_for_user_or_404(request.user, slug)
+    return project, get_object_or_404(Trace, project=project, trace_id=trace_id)
+
+
+def visible_node(request, slug: str, trace_id: str):
+    """The node named by `?id=` in a visible trace, or an error response."""
+    project, trace = visible_trace(request, slug, trace_id)
+    product_id = request.GET.get("id", "")
+    if not product_id:
+        return project, None, json_response({"detail": "id: required (the node's product_id)"}, status=400)
+    node = get_object_or_404(Node.objects.select_related("trace"), trace=trace, product_id=product_id)
+    return project, node, None
 
 
 @login_required
@@ -17,19 +59,59 @@ def home(request):
 @login_required
 def trace_list(request, slug):
     project = project_for_user_or_404(request.user, slug)
-    page = reading.with_fused_counts(list(reading.traces(project, reading.TraceFilters())[:50]))
-    return render(request, "provenance/trace_list.html", {"project": project, "traces": page})
-
-
-@login_required
-def trace_detail(request, slug, trace_id):
-    project = project_for_user_or_404(request.user, slug)
-    trace = get_object_or_404(Trace, project=project, trace_id=trace_id)
-    return render(request, "provenance/trace_detail.html", {"project": project, "trace": trace,
-                                                            "nodes": reading.trace_nodes(trace)})
+    form = TraceFilterForm(request.GET)
+    page = Paginator(reading.traces(project, form.to_filters()), PAGE_SIZE).get_page(request.GET.get("page"))
+    traces = explorer.list_page(list(page.object_list))
+    agents, steps = reading.recent_agents_and_steps(project)
+    return render(
+        request,
+        "provenance/trace_list.html",
+        {"project": project, "form": form, "page": page, "traces": traces, "agents": agents, "steps": steps,
+         "live": page.number == 1 and not form.is_filtered},
+    )
 
 
 @login_required
 def bad_answers(request, slug):
     project = project_for_user_or_404(request.user, slug)
-    return render(request, "provenance/trace_list.html", {"project": project, "traces": []})
+    page = Paginator(reading.bad_answers(project), PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "provenance/bad_answers.html", {"project": project, "page": page, "answers": page})
+
+
+@login_required
+def trace_detail(request, slug, trace_id):
+    project, trace = visible_trace(request, slug, trace_id)
+    final = reading.final_answer(trace)
+    context = {
+        "project": project,
+        "trace": trace,
+        "final": final,
+        "verdict": reading.latest_verdict(trace),
+        "fused_count": Node.objects.filter(trace=trace, fuse_state=FuseDecision.BLOCK).count(),
+        "selected": request.GET.get("node") or (final.product_id if final else ""),
+    }
+    return render(request, "provenance/trace_detail.html", context)
+
+
+@session_json
+def trace_graph(request, slug, trace_id):
+    project, trace = visible_trace(request, slug, trace_id)
+    return json_response(explorer.graph(project, trace))
+
+
+@session_json
+def node_detail(request, slug, trace_id):
+    project, node, error = visible_node(request, slug, trace_id)
+    return error or json_response(explorer.node_detail(project, node))
+
+
+@session_json
+def node_root_cause(request, slug, trace_id):
+    project, node, error = visible_node(request, slug, trace_id)
+    return error or json_response(explorer.root_cause(project, node))
+
+
+@session_json
+def node_impact(request, slug, trace_id):
+    project, node, error = visible_node(request, slug, trace_id)
+    return error or json_response(explorer.impact(project, node))

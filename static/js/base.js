@@ -1,13 +1,9 @@
-// The project switcher: navigates to the same page kind in the chosen project.
+// The project switcher: each option's value is the same kind of page in that project.
 (function () {
+  "use strict";
   const switcher = document.getElementById("project-switcher");
   if (!switcher) return;
   switcher.addEventListener("change", function () {
-    const current = switcher.dataset.current;
-    const path = window.location.pathname;
-    const target = current && path.startsWith("/p/" + current + "/")
-      ? "/p/" + encodeURIComponent(switcher.value) + "/" + path.split("/")[3] + "/"
-      : "/p/" + encodeURIComponent(switcher.value) + "/traces/";
-    window.location.assign(target);
+    if (switcher.value.startsWith("/")) window.location.assign(switcher.value);
   });
 })();

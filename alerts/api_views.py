@@ -1,0 +1,85 @@
+"""`/api/v1/alert-rules` and `/api/v1/alerts`: validate, call alerts.rules, answer."""
+
+from django.shortcuts import get_object_or_404
+from rest_framework import serializers, status
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from alerts import rules
+from alerts.models import AlertEvent, AlertRule
+from alerts.serializers import AlertRuleSerializer, flatten_errors
+
+
+class AlertJSONRenderer(JSONRenderer):
+    # An infinite relative change is written as the `Infinity` token (see alerts/conditions.py).
+    strict = False
+
+
+def invalid(errors) -> Response:
+    fields = flatten_errors(errors)
+    message = "; ".join(f"{name}: {reason}" for name, reason in fields.items())
+    return Response({"error": message or "invalid request", "fields": fields}, status=status.HTTP_400_BAD_REQUEST)
+
+
+class AlertApiView(APIView):
+    renderer_classes = [AlertJSONRenderer]
+
+    def rule_or_404(self, rule_id) -> AlertRule:
+        return get_object_or_404(
+            AlertRule.objects.select_related("project").prefetch_related("destinations"),
+            project=self.request.user.project, pk=rule_id,
+        )
+
+
+class RuleListView(AlertApiView):
+    def get(self, request):
+        found = (AlertRule.objects.filter(project=request.user.project).select_related("project")
+                 .prefetch_related("destinations").order_by("pk"))
+        return Response([rules.rule_json(rule) for rule in found])
+
+    def post(self, request):
+        serializer = AlertRuleSerializer(data=request.data)
+        if not serializer.is_valid():
+            return invalid(serializer.errors)
+        rule = rules.create_rule(request.user.project, serializer.validated_data)
+        return Response(rules.rule_json(self.rule_or_404(rule.pk)), status=status.HTTP_201_CREATED)
+
+
+class RuleDetailView(AlertApiView):
+    def get(self, request, rule_id):
+        return Response(rules.rule_json(self.rule_or_404(rule_id)))
+
+    def patch(self, request, rule_id):
+        rule = self.rule_or_404(rule_id)
+        serializer = AlertRuleSerializer(data=request.data, partial=True)
+        if not serializer.is_valid():
+            return invalid(serializer.errors)
+        rules.update_rule(rule, serializer.validated_data)
+        return Response(rules.rule_json(self.rule_or_404(rule.pk)))
+
+    def delete(self, request, rule_id):
+        self.rule_or_404(rule_id).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class AlertQuerySerializer(serializers.Serializer):
+    rule_id = serializers.IntegerField(required=False, min_value=1)
+    state = serializers.ChoiceField(choices=["firing", "resolved"], required=False)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=1000, default=100)
+
+
+class AlertListView(AlertApiView):
+    """Alert events, newest first (a plain list; `limit` caps it, default 100)."""
+
+    def get(self, request):
+        query = AlertQuerySerializer(data=request.query_params)
+        if not query.is_valid():
+            return invalid(query.errors)
+        params = query.validated_data
+        events = AlertEvent.objects.filter(project=request.user.project)
+        if "rule_id" in params:
+            events = events.filter(rule_id=params["rule_id"])
+        if "state" in params:
+            events = events.filter(state=params["state"])
+        return Response([rules.event_json(e) for e in events.order_by("-at", "-pk")[: params["limit"]]])

@@ -1,0 +1,154 @@
+"""Each rule's state at a given time, and the state machine that turns states
+into firing and resolved events.
+
+Windows end at the evaluation time: `[now - window, now)`; a relative condition
+also reads the window of the same length just before. Conditions of all the
+rules of a project are grouped by (window, filters), so one tick asks the
+metrics app once per project whatever the number of rules.
+
+Ticks are safe to run concurrently and to repeat: rules are claimed with
+`SELECT … FOR UPDATE SKIP LOCKED` and only if not yet evaluated at or after
+`now`, so a rule's transition happens once per tick and a repeated (or missed
+and later caught up) tick never fires twice.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Q
+
+from alerts import delivery, notifications
+from alerts.conditions import HEALTH_FINDINGS, Condition, relative_change, rule_holds, store_value
+from alerts.models import AlertEvent, AlertRule, RuleState
+from metrics.definitions import many_window_values
+from provenance.health import latest_finding_count
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    values: list[float | None]  # per condition, what was compared with its threshold
+    holds: list[bool]
+    holding: bool
+
+    def as_values(self, conditions: list[Condition]) -> list[dict]:
+        return [{"metric": c.metric, "value": v} for c, v in zip(conditions, self.values)]
+
+
+def _windows(condition: Condition, now: datetime) -> list[tuple]:
+    current = (now - condition.window, now, condition.filters)
+    if not condition.relative:
+        return [current]
+    return [current, (now - 2 * condition.window, now - condition.window, condition.filters)]
+
+
+def compute(project, rules: list[tuple[str, list[Condition]]], now: datetime) -> list[RuleResult]:
+    """The results of (match, conditions) pairs of one project at `now`."""
+    requests: dict[tuple, int] = {}
+    needed: set[str] = set()
+    for _, conditions in rules:
+        for condition in conditions:
+            if condition.metric != HEALTH_FINDINGS:
+                needed.add(condition.metric)
+                for window in _windows(condition, now):
+                    requests.setdefault(window, len(requests))
+    answers = many_window_values(project, list(requests), sorted(needed)) if requests else []
+    uses_health = any(c.metric == HEALTH_FINDINGS for _, conditions in rules for c in conditions)
+    findings = latest_finding_count(project) if uses_health else 0
+
+    results = []
+    for match, conditions in rules:
+        values = []
+        for condition in conditions:
+            if condition.metric == HEALTH_FINDINGS:
+                measured = [float(findings)] * (2 if condition.relative else 1)
+            else:
+                measured = [answers[requests[w]][condition.metric] for w in _windows(condition, now)]
+            values.append(relative_change(*measured) if condition.relative else measured[0])
+        holds = [c.holds(v) for c, v in zip(conditions, values)]
+        results.append(RuleResult(values, holds, rule_holds(match, holds)))
+    return results
+
+
+def preview(project, match: str, conditions: list[dict], now: datetime) -> tuple[RuleResult, list[Condition]]:
+    """What a rule (saved or not) would say at `now`, without touching any state."""
+    parsed = [Condition.from_json(c) for c in conditions]
+    return compute(project, [(match, parsed)], now)[0], parsed
+
+
+@dataclass(frozen=True)
+class Transition:
+    state: str
+    pending_since: datetime | None
+    notify: str | None  # "firing", "resolved" or None
+
+
+def step(state: str, pending_since: datetime | None, holding: bool, now: datetime, for_seconds: int) -> Transition:
+    """ok → pending → firing → ok. A rule fires once it has held on every
+    evaluation for `for_seconds`; it notifies on entering and on leaving firing."""
+    if not holding:
+        return Transition(RuleState.OK, None, "resolved" if state == RuleState.FIRING else None)
+    if state == RuleState.FIRING:
+        return Transition(RuleState.FIRING, pending_since, None)
+    since = pending_since if state == RuleState.PENDING and pending_since else now
+    if (now - since).total_seconds() >= for_seconds:
+        return Transition(RuleState.FIRING, since, "firing")
+    return Transition(RuleState.PENDING, since, None)
+
+
+def _claim_rules(now: datetime) -> list[AlertRule]:
+    return list(
+        AlertRule.objects.select_for_update(skip_locked=True, of=("self",))
+        .select_related("project")
+        .filter(enabled=True)
+        .filter(Q(last_evaluated_at__isnull=True) | Q(last_evaluated_at__lt=now))
+        .order_by("pk")
+    )
+
+
+def _event(rule: AlertRule, kind: str, conditions: list[Condition], result: RuleResult, now) -> AlertEvent:
+    # Example traces come from the window of the first condition that held (or the first one).
+    shown = next((c for c, held in zip(conditions, result.holds) if held), conditions[0])
+    return AlertEvent(
+        project=rule.project, rule=rule, state=kind, at=now,
+        values=[{"metric": c.metric, "value": store_value(v)} for c, v in zip(conditions, result.values)],
+        window_start=now - shown.window, example_filters=shown.filters.dimensions,
+        muted=rule.is_muted(now),
+    )
+
+
+def evaluate(now: datetime) -> list[int]:
+    """One tick over every enabled rule; returns the ids of the deliveries it
+    created (their first attempt is the caller's, after this commits)."""
+    with transaction.atomic():
+        rules = _claim_rules(now)
+        by_project = defaultdict(list)
+        for rule in rules:
+            by_project[rule.project_id].append(rule)
+        events = []
+        for project_rules in by_project.values():
+            parsed = [[Condition.from_json(c) for c in rule.conditions] for rule in project_rules]
+            results = compute(project_rules[0].project, [(r.match, p) for r, p in zip(project_rules, parsed)], now)
+            for rule, conditions, result in zip(project_rules, parsed, results):
+                transition = step(rule.state, rule.pending_since, result.holding, now, rule.for_seconds)
+                rule.state, rule.pending_since = transition.state, transition.pending_since
+                rule.last_evaluated_at, rule.last_holding = now, result.holding
+                rule.last_values = [{"metric": c.metric, "value": store_value(v)}
+                                    for c, v in zip(conditions, result.values)]
+                if transition.notify:
+                    events.append(_event(rule, transition.notify, conditions, result, now))
+        AlertRule.objects.bulk_update(
+            rules, ["state", "pending_since", "last_evaluated_at", "last_holding", "last_values"], batch_size=1000
+        )
+        AlertEvent.objects.bulk_create(events)
+        deliveries = notifications.create_deliveries([e for e in events if not e.muted])
+    return [d.pk for d in deliveries]
+
+
+def tick(now: datetime) -> list[int]:
+    """What the minute job does: evaluate, then make the first attempt of every
+    notification it produced before returning."""
+    delivery_ids = evaluate(now)
+    delivery.attempt_many(delivery_ids)
+    return delivery_ids

@@ -1,0 +1,31 @@
+"""Celery entry points; each is a thin wrapper and also a management command
+(evaluate_alerts, retry_deliveries)."""
+
+from functools import partial
+
+from celery import shared_task
+from django.db import transaction
+from django.utils import timezone
+
+from alerts import delivery, evaluation
+
+
+@shared_task(name="alerts.tasks.evaluate_alerts", ignore_result=True)
+def evaluate_alerts():
+    evaluation.tick(timezone.now())
+
+
+@shared_task(name="alerts.tasks.deliver", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def deliver(delivery_id: int):
+    # Idempotent: a delivery that is not due (done, or claimed by a live runner) is left alone.
+    delivery.attempt_many([delivery_id])
+
+
+@shared_task(name="alerts.tasks.retry_due_deliveries", ignore_result=True)
+def retry_due_deliveries():
+    send_after_commit(delivery.due_ids(timezone.now()))
+
+
+def send_after_commit(delivery_ids: list[int]) -> None:
+    for delivery_id in delivery_ids:
+        transaction.on_commit(partial(deliver.delay, delivery_id))

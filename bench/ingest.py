@@ -1,0 +1,254 @@
+#!/usr/bin/env python
+"""Ingest throughput through the HTTP API vs a raw COPY of the same rows.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/ingest.py [--nodes 100000]
+
+1. Starts the API in its production shape (gunicorn, 2 workers) on a scratch
+   database, posts N nodes (traces of 20 nodes, 1-3 parents each, ~300-byte
+   content, ~200-byte metadata) in batches of 1,000 from 2 concurrent clients.
+2. COPYs the same node rows into a scratch table shaped like the node table
+   (same columns and indexes) in the same database.
+3. Prints nodes/s for both and their ratio, then the median latency of the
+   trace, root-cause and impact reads for a 5,000-node trace.
+"""
+
+import argparse
+import http.client
+import io
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+BATCH = 1000
+TRACE_SIZE = 20
+
+
+def scratch_database_url(name: str) -> str:
+    base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/denoise")
+    parts = urlsplit(base)
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+def recreate_database(url: str) -> None:
+    import psycopg
+
+    parts = urlsplit(url)
+    admin = urlunsplit(parts._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{parts.path[1:]}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{parts.path[1:]}"')
+
+
+def make_events(count: int, seed: int = 7, prefix: str = "b") -> list[dict]:
+    rng = random.Random(seed)
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    events = []
+    for i in range(count):
+        trace, position = divmod(i, TRACE_SIZE)
+        product = f"{prefix}-{trace}-{position}"
+        parents = (
+            [f"{prefix}-{trace}-{p}" for p in rng.sample(range(position), min(position, rng.randint(1, 3)))]
+            if position
+            else []
+        )
+        events.append(
+            {
+                "id": f"ev-{product}",
+                "type": "node",
+                "timestamp": (start + timedelta(seconds=i)).isoformat(),
+                "body": {
+                    "trace_id": f"{prefix}-trace-{trace}",
+                    "product_id": product,
+                    "agent_id": f"agent_{position % 6}",
+                    "step": ("intent", "entity_extraction", "retrieval", "reasoning", "verification", "summary")[position % 6],
+                    "source_type": "reasoning",
+                    "content": "".join(rng.choice("abcdefghij klmnop") for _ in range(300)),
+                    "confidence": round(rng.random(), 3),
+                    "parent_ids": parents,
+                    "round": 1 + position // 10,
+                    "metrics": {"self_consistency_score": round(rng.random(), 3)},
+                    "metadata": {"model": "fake-llm-1", "notes": "x" * 150, "tokens": rng.randint(10, 900)},
+                },
+            }
+        )
+    return events
+
+
+def start_server(db_url: str, port: int) -> subprocess.Popen:
+    env = {**os.environ, "DATABASE_URL": db_url, "DJANGO_SETTINGS_MODULE": "denoise_dashboard.settings"}
+    env.pop("REDIS_URL", None)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "denoise_dashboard.wsgi", "-w", "2", "-b", f"127.0.0.1:{port}",
+         "--log-level", "warning", "--timeout", "120"],
+        cwd=ROOT, env=env,
+    )
+    for _ in range(100):
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            conn.request("GET", "/api/v1/traces")
+            conn.getresponse().read()
+            return server
+        except OSError:
+            time.sleep(0.2)
+    server.kill()
+    raise SystemExit("server did not start")
+
+
+def post_batches(port: int, key: str, bodies: list[bytes], clients: int = 2) -> float:
+    queue = list(enumerate(bodies))
+    lock = threading.Lock()
+    failures = []
+
+    def worker():
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        while True:
+            with lock:
+                if not queue:
+                    return
+                _, body = queue.pop()
+            conn.request("POST", "/api/v1/ingest", body,
+                         {"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+            response = conn.getresponse()
+            payload = response.read()
+            if response.status != 207 or b'"errors":[]' not in payload.replace(b" ", b""):
+                failures.append(payload[:300])
+
+    threads = [threading.Thread(target=worker) for _ in range(clients)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - started
+    if failures:
+        raise SystemExit(f"ingest failed: {failures[0]!r}")
+    return elapsed
+
+
+def copy_baseline(db_url: str, events: list[dict]) -> float:
+    """COPY the same node rows into a table shaped like the node table."""
+    import psycopg
+
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS bench_copy_node")
+        conn.execute("CREATE TABLE bench_copy_node (LIKE provenance_node INCLUDING ALL)")
+        project_id = conn.execute("SELECT id FROM provenance_project LIMIT 1").fetchone()[0]
+        trace_id = conn.execute("SELECT id FROM provenance_trace LIMIT 1").fetchone()[0]
+        now = datetime.now(UTC)
+        columns = ("project_id, trace_id, product_id, event_id, agent_id, step, source_type, content, raw_input, "
+                   "confidence, confidence_raw, confidence_scale, round, is_error, fuse_state, metrics, metadata, "
+                   "timestamp, received_at")
+        rows = []
+        for e in events:
+            b = e["body"]
+            rows.append((project_id, trace_id, "c" + b["product_id"], e["id"], b["agent_id"], b["step"],
+                         b["source_type"], b["content"], "", b["confidence"], b["confidence"], 1.0, b["round"],
+                         False, 0, json.dumps(b["metrics"]), json.dumps(b["metadata"]), e["timestamp"], now))
+        started = time.perf_counter()
+        with conn.cursor() as cur:
+            for i in range(0, len(rows), BATCH):
+                with cur.copy(f"COPY bench_copy_node ({columns}) FROM STDIN") as copy:
+                    for row in rows[i : i + BATCH]:
+                        copy.write_row(row)
+        elapsed = time.perf_counter() - started
+        conn.execute("DROP TABLE bench_copy_node")
+    return elapsed
+
+
+def read_latencies(port: int, key: str, trace_id: str, final: str, root: str, runs: int = 25) -> dict[str, float]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    paths = {
+        "trace": f"/api/v1/traces/{trace_id}",
+        "root-cause": f"/api/v1/traces/{trace_id}/nodes/{final}/root-cause",
+        "impact": f"/api/v1/traces/{trace_id}/nodes/{root}/impact",
+    }
+    result = {}
+    for name, path in paths.items():
+        samples = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            conn.request("GET", path, headers={"Authorization": f"Bearer {key}"})
+            response = conn.getresponse()
+            response.read()
+            samples.append(time.perf_counter() - started)
+            assert response.status == 200, (path, response.status)
+        result[name] = statistics.median(samples) * 1000
+    return result
+
+
+def big_trace_events(size: int) -> list[dict]:
+    """One trace of `size` nodes: a wide DAG with 1-3 parents each, some fused."""
+    rng = random.Random(11)
+    start = datetime(2026, 11, 2, tzinfo=UTC)
+    events = []
+    for i in range(size):
+        parents = [f"big-{p}" for p in rng.sample(range(i), min(i, rng.randint(1, 3)))] if i else []
+        body = {"trace_id": "big-trace", "product_id": f"big-{i}", "agent_id": f"agent_{i % 7}",
+                "confidence": round(0.3 + 0.7 * rng.random(), 3), "parent_ids": parents, "content": "x" * 100}
+        if rng.random() < 0.02:
+            body["fuse"] = {"decision": "block", "reason": "low", "threshold": 0.5}
+        events.append({"id": f"ev-big-{i}", "type": "node", "timestamp": (start + timedelta(seconds=i)).isoformat(),
+                       "body": body})
+    return events
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--nodes", type=int, default=100_000)
+    parser.add_argument("--port", type=int, default=8191)
+    parser.add_argument("--trace-size", type=int, default=5000)
+    args = parser.parse_args()
+
+    db_url = scratch_database_url("denoise_bench_ingest")
+    recreate_database(db_url)
+    os.environ["DATABASE_URL"] = db_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "denoise_dashboard.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from provenance.models import Project
+
+    call_command("migrate", verbosity=0)
+    project = Project.objects.create(slug="bench")
+    _, key = project.issue_api_key()
+
+    events = make_events(args.nodes)
+    bodies = [json.dumps({"batch": events[i : i + BATCH]}).encode() for i in range(0, len(events), BATCH)]
+    server = start_server(db_url, args.port)
+    try:
+        # Warm up: connections, pools, first-request imports.
+        post_batches(args.port, key, [json.dumps({"batch": make_events(200, prefix="warm")}).encode()])
+        api_seconds = post_batches(args.port, key, bodies)
+        copy_seconds = copy_baseline(db_url, events)
+        api_rate, copy_rate = args.nodes / api_seconds, args.nodes / copy_seconds
+        print(f"nodes: {args.nodes} in batches of {BATCH}, 2 concurrent clients, gunicorn 2 workers")
+        print(f"API ingest:  {api_rate:10.0f} nodes/s ({api_seconds:.2f} s)")
+        print(f"raw COPY:    {copy_rate:10.0f} nodes/s ({copy_seconds:.2f} s)")
+        print(f"ratio API/COPY: {api_rate / copy_rate:.2f}  (goal >= 0.35)")
+
+        big = big_trace_events(args.trace_size)
+        post_batches(args.port, key, [json.dumps({"batch": big[i : i + BATCH]}).encode()
+                                      for i in range(0, len(big), BATCH)], clients=1)
+        latencies = read_latencies(args.port, key, "big-trace", f"big-{args.trace_size - 1}", "big-0")
+        for name, ms in latencies.items():
+            print(f"{args.trace_size}-node trace, {name:>10}: median {ms:7.1f} ms")
+        print(f"root-cause goal < 100 ms median: {'met' if latencies['root-cause'] < 100 else 'NOT met'}")
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+if __name__ == "__main__":
+    main()

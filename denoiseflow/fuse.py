@@ -1,0 +1,115 @@
+"""The confidence fuse: a consumer's accept / downweight / block decision about
+an upstream artifact, from its confidence.
+
+Three tiers by default: accept at 0.8 or above, downweight from 0.5 up to 0.8,
+block below 0.5. Each agent type may have its own thresholds (a retrieval
+fragment may need more than a summary). The reason is always written down, so
+the dashboard can show why a fragment was fused.
+"""
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+ACCEPT, DOWNWEIGHT, BLOCK = "accept", "downweight", "block"
+NAMED_SCALES = {"unit": 1.0, "percent": 100.0}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    accept: float = 0.8
+    block: float = 0.5
+
+    def __post_init__(self):
+        if not 0.0 <= self.block <= self.accept <= 1.0:
+            raise ValueError(f"thresholds need 0 <= block ({self.block}) <= accept ({self.accept}) <= 1")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    decision: str
+    confidence: float | None  # normalized to [0, 1]
+    reason: str
+    threshold: float | None
+    agent_type: str = ""
+
+    @property
+    def blocked(self) -> bool:
+        return self.decision == BLOCK
+
+    @property
+    def accepted(self) -> bool:
+        return self.decision == ACCEPT
+
+    def as_fuse(self) -> dict:
+        """The contract's fuse object, for an inline fuse or a fuse event."""
+        return {"decision": self.decision, "reason": self.reason, "threshold": self.threshold}
+
+
+def normalize(value: float, scale=1.0) -> float:
+    """A confidence on another scale, mapped to [0, 1].
+
+    `scale` is a number (the value is divided by it: 100 for a percentage),
+    `"percent"`, `"logprob"` (a natural-log probability: exp(value)), or a
+    `(low, high)` range such as `(1, 5)` for a five-point rating.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"confidence must be a finite number, not {value!r}")
+    if scale == "logprob":
+        if value > 0:
+            raise ValueError(f"a log probability is at most 0, not {value}")
+        return math.exp(value)
+    if isinstance(scale, tuple):
+        low, high = scale
+        normalized = (value - low) / (high - low)
+    else:
+        divisor = NAMED_SCALES.get(scale, scale) if isinstance(scale, str) else scale
+        if isinstance(divisor, str) or divisor <= 0:
+            raise ValueError(f"unknown confidence scale {scale!r}")
+        normalized = value / divisor
+    if not 0.0 <= normalized <= 1.0:
+        raise ValueError(f"confidence {value} is outside the scale {scale!r}")
+    return normalized
+
+
+@dataclass
+class ConfidenceFuse:
+    default: Thresholds = field(default_factory=Thresholds)
+    by_agent_type: Mapping[str, Thresholds] = field(default_factory=dict)
+    # An artifact without a confidence is neither trusted fully nor thrown away.
+    on_unknown: str = DOWNWEIGHT
+
+    def thresholds_for(self, agent_type: str) -> tuple[str, Thresholds]:
+        """The thresholds of the agent type, matched exactly or as the longest
+        prefix of an agent id (`retrieval` covers `retrieval_agent_v2`)."""
+        if agent_type in self.by_agent_type:
+            return agent_type, self.by_agent_type[agent_type]
+        matches = [key for key in self.by_agent_type if agent_type.startswith(key)]
+        if matches:
+            best = max(matches, key=len)
+            return best, self.by_agent_type[best]
+        return "", self.default
+
+    def decide(self, confidence: float | None, *, scale=1.0, agent_type: str = "") -> Verdict:
+        matched, limits = self.thresholds_for(agent_type)
+        who = f" ({matched})" if matched else ""
+        if confidence is None or (isinstance(confidence, float) and math.isnan(confidence)):
+            return Verdict(self.on_unknown, None, f"confidence unknown{who}", None, matched)
+        value = normalize(confidence, scale)
+        if value < limits.block:
+            return Verdict(BLOCK, value, f"confidence {value:.2f} below block threshold {limits.block:.2f}{who}",
+                           limits.block, matched)
+        if value < limits.accept:
+            return Verdict(DOWNWEIGHT, value,
+                           f"confidence {value:.2f} below accept threshold {limits.accept:.2f}{who}",
+                           limits.accept, matched)
+        return Verdict(ACCEPT, value, f"confidence {value:.2f} meets accept threshold {limits.accept:.2f}{who}",
+                       limits.accept, matched)
+
+    def gate(self, recorder, node, confidence: float | None, *, scale=1.0, agent_type: str = "",
+             by_agent_id: str = "", timestamp=None) -> Verdict:
+        """Decides about an upstream node and reports the decision as a fuse
+        event, so the dashboard sees what this consumer blocked and why."""
+        verdict = self.decide(confidence, scale=scale, agent_type=agent_type or by_agent_id)
+        recorder.fuse(node, verdict, by_agent_id=by_agent_id, timestamp=timestamp)
+        return verdict

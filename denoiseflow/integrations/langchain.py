@@ -1,0 +1,178 @@
+"""A LangChain callback handler: chain, LLM, tool and retriever runs become nodes.
+
+Optional extra: `pip install 'denoise-dashboard[langchain]'` (langchain-core).
+
+Provenance follows the data, using the run tree LangChain reports through
+`parent_run_id`: a run that contains other runs produced its output from them,
+so it lists as parents its child runs that no sibling consumed; a run consumed
+the output of the sibling that finished just before it started (a sequence),
+or else what its enclosing run consumed. Parallel branches start together and
+so do not consume each other. A failed run is recorded with `status: error`.
+
+    handler = DenoiseCallbackHandler(recorder, trace_id="ticket-42")
+    chain.invoke(inputs, config={"callbacks": [handler]})
+
+Per-run hints go in LangChain's run metadata: `denoise_agent_id`, `denoise_step`,
+`denoise_source_type`, `denoise_confidence`. LLM runs whose generations carry
+token log probabilities get exp(mean log probability) as their confidence.
+"""
+
+import itertools
+import math
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from uuid import UUID
+
+try:
+    from langchain_core.callbacks import BaseCallbackHandler
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "denoiseflow.integrations.langchain needs langchain-core: pip install 'denoise-dashboard[langchain]'"
+    ) from error
+
+from denoiseflow.recorder import Recorder, get_recorder
+
+SOURCE_TYPES = {"llm": "reasoning", "tool": "tool_result", "retriever": "retrieval", "chain": ""}
+MAX_TEXT = 20_000
+
+
+@dataclass
+class Run:
+    kind: str
+    name: str
+    parent: UUID | None
+    trace_id: str
+    inputs: object
+    started: int  # position in the handler's event order
+    started_at: datetime
+    metadata: dict
+    inherited: list[str]  # what this run consumed, before any child output
+    finished_children: list[tuple[int, str]] = field(default_factory=list)  # (finish order, product id)
+    consumed_by_siblings: set[str] = field(default_factory=set)
+
+
+def text(value) -> str:
+    return str(value)[:MAX_TEXT]
+
+
+def name_of(serialized: dict | None, kwargs: dict, default: str) -> str:
+    if kwargs.get("name"):
+        return kwargs["name"]
+    serialized = serialized or {}
+    if serialized.get("name"):
+        return serialized["name"]
+    ids = serialized.get("id") or []
+    return ids[-1] if ids else default
+
+
+def logprob_confidence(response) -> float | None:
+    """exp(mean token log probability) of the first generation, when reported."""
+    try:
+        info = response.generations[0][0].generation_info or {}
+    except (AttributeError, IndexError):
+        return None
+    logprobs = info.get("logprobs") or {}
+    tokens = logprobs.get("content") if isinstance(logprobs, dict) else None
+    values = [t["logprob"] for t in tokens or [] if isinstance(t, dict) and isinstance(t.get("logprob"), (int, float))]
+    return math.exp(sum(values) / len(values)) if values else None
+
+
+def llm_text(response) -> str:
+    try:
+        return "\n".join(g.text for g in response.generations[0])
+    except (AttributeError, IndexError, TypeError):
+        return text(response)
+
+
+class DenoiseCallbackHandler(BaseCallbackHandler):
+    # A failure to record must never fail the chain.
+    raise_error = False
+
+    def __init__(self, recorder: Recorder | None = None, *, trace_id: str | None = None, agent_prefix: str = ""):
+        self.recorder = recorder or get_recorder()
+        self.trace_id = trace_id
+        self.agent_prefix = agent_prefix
+        self._runs: dict[UUID, Run] = {}
+        self._order = itertools.count()
+        self._lock = threading.Lock()
+
+    # -- starts --------------------------------------------------------------
+
+    def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, metadata=None, **kwargs):
+        self._start("chain", run_id, parent_run_id, name_of(serialized, kwargs, "chain"), inputs, metadata)
+
+    def on_llm_start(self, serialized, prompts, *, run_id, parent_run_id=None, metadata=None, **kwargs):
+        self._start("llm", run_id, parent_run_id, name_of(serialized, kwargs, "llm"), prompts, metadata)
+
+    def on_chat_model_start(self, serialized, messages, *, run_id, parent_run_id=None, metadata=None, **kwargs):
+        self._start("llm", run_id, parent_run_id, name_of(serialized, kwargs, "chat_model"), messages, metadata)
+
+    def on_tool_start(self, serialized, input_str, *, run_id, parent_run_id=None, metadata=None, **kwargs):
+        self._start("tool", run_id, parent_run_id, name_of(serialized, kwargs, "tool"), input_str, metadata)
+
+    def on_retriever_start(self, serialized, query, *, run_id, parent_run_id=None, metadata=None, **kwargs):
+        self._start("retriever", run_id, parent_run_id, name_of(serialized, kwargs, "retriever"), query, metadata)
+
+    # -- ends ----------------------------------------------------------------
+
+    def on_chain_end(self, outputs, *, run_id, **kwargs):
+        self._end(run_id, text(outputs))
+
+    def on_llm_end(self, response, *, run_id, **kwargs):
+        self._end(run_id, llm_text(response), confidence=logprob_confidence(response))
+
+    def on_tool_end(self, output, *, run_id, **kwargs):
+        self._end(run_id, text(output))
+
+    def on_retriever_end(self, documents, *, run_id, **kwargs):
+        self._end(run_id, text([getattr(d, "page_content", d) for d in documents]))
+
+    def on_chain_error(self, error, *, run_id, **kwargs):
+        self._end(run_id, f"{type(error).__name__}: {error}", status="error")
+
+    on_llm_error = on_tool_error = on_retriever_error = on_chain_error
+
+    # -- bookkeeping -----------------------------------------------------------
+
+    def _start(self, kind, run_id, parent_run_id, name, inputs, metadata):
+        with self._lock:
+            parent = self._runs.get(parent_run_id) if parent_run_id else None
+            order = next(self._order)
+            if parent is None:
+                trace_id, inherited = self.trace_id or str(run_id), []
+            else:
+                trace_id = parent.trace_id
+                before = [pid for finished, pid in parent.finished_children if finished < order]
+                inherited = [before[-1]] if before else list(parent.inherited)
+                parent.consumed_by_siblings.update(inherited)
+            self._runs[run_id] = Run(kind, name, parent_run_id, trace_id, inputs, order, datetime.now(UTC),
+                                     dict(metadata or {}), inherited)
+
+    def _end(self, run_id, output: str, *, status: str | None = None, confidence: float | None = None):
+        with self._lock:
+            run = self._runs.pop(run_id, None)
+            if run is None:
+                return
+            product_id = str(run_id)
+            own = [pid for _, pid in run.finished_children if pid not in run.consumed_by_siblings]
+            parents = own or run.inherited
+            parent = self._runs.get(run.parent) if run.parent else None
+            if parent is not None:
+                parent.finished_children.append((next(self._order), product_id))
+        hints = run.metadata
+        is_root = run.parent is None or parent is None
+        self.recorder.record(
+            run.trace_id,
+            hints.get("denoise_agent_id") or f"{self.agent_prefix}{run.name}",
+            output,
+            step=hints.get("denoise_step") or run.name,
+            source_type=hints.get("denoise_source_type") or ("final_answer" if is_root else SOURCE_TYPES[run.kind]),
+            parent_ids=parents,
+            confidence=hints.get("denoise_confidence", confidence),
+            status=status,
+            raw_input=text(run.inputs),
+            metadata={"langchain_run_type": run.kind,
+                      "duration_ms": round((datetime.now(UTC) - run.started_at).total_seconds() * 1000, 3)},
+            product_id=product_id,
+        )

@@ -1,0 +1,309 @@
+"""Folds new nodes and fuse decisions into the rollups (PostgreSQL only; on
+other databases every figure comes from the raw scan).
+
+The watermark is the pair (max node id, max fuse id) read while both tables are
+briefly share-locked, so every row at or below it is committed: a transaction
+that took a smaller id cannot commit later and be skipped. Then, in one
+transaction with the new watermark:
+
+- hour rollups are recomputed for every (project, hour) that got a node, or a
+  node of which got a fuse decision, since the last refresh (fuse decisions
+  arriving after their node change old hours); a project never rolled up, or
+  whose high-uncertainty threshold changed, is rebuilt whole;
+- trace spans are recomputed for the traces that got nodes;
+- day histograms and fuse reasons, which only ever grow, get the new rows added.
+
+Running it twice changes nothing the second time.
+"""
+
+import time
+from dataclasses import dataclass
+
+from django.db import OperationalError, connection, transaction
+from django.utils import timezone
+
+from metrics.models import DayFuseReason, DayHistogram, HourRollup, RolledProject, TraceSpan, Watermark
+from provenance.bulk import is_postgres
+from provenance.models import Fuse, Node, Project
+
+NODE, FUSE, PROJECT = Node._meta.db_table, Fuse._meta.db_table, Project._meta.db_table
+ROLLUP, SPAN = HourRollup._meta.db_table, TraceSpan._meta.db_table
+HISTOGRAM, REASON = DayHistogram._meta.db_table, DayFuseReason._meta.db_table
+BLOCK, DOWNWEIGHT, ACCEPT = 3, 2, 1
+DIMENSIONS = ("agent_id", "step", "source_type", "round")
+# bit i of a mask: grouped by DIMENSIONS[i]
+MASKS = range(16)
+AGENT_MASKS = [mask for mask in MASKS if mask & 1]
+ADVISORY_LOCK = 0x6D657472  # "metr"
+BIN_SCALE = 20  # histogram bins are 0.05 wide
+METRIC_CLAMP = 1e12  # metric values are clamped so a bin always fits a bigint
+REASON_LENGTH = 200
+
+
+def mask_columns(mask: int) -> list[str]:
+    return [column for bit, column in enumerate(DIMENSIONS) if mask & (1 << bit)]
+
+
+@dataclass
+class RefreshReport:
+    skipped: bool = False
+    nodes: int = 0
+    fuses: int = 0
+    hours: int = 0
+    rebuilt_projects: int = 0
+    seconds: float = 0.0
+
+    def __str__(self):
+        if self.skipped:
+            return "skipped: another refresh is running or ingest held the tables too long"
+        return (f"{self.nodes} new node(s), {self.fuses} new fuse decision(s), {self.hours} hour(s) recomputed, "
+                f"{self.rebuilt_projects} project(s) rebuilt in {self.seconds:.2f} s")
+
+
+def refresh_rollups() -> RefreshReport:
+    started = time.perf_counter()
+    if not is_postgres():
+        return RefreshReport(skipped=True)
+    try:
+        node_high, fuse_high = committed_high_ids()
+    except OperationalError:
+        return RefreshReport(skipped=True)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [ADVISORY_LOCK])
+        if not cursor.fetchone()[0]:
+            return RefreshReport(skipped=True)
+        mark, _ = Watermark.objects.select_for_update().get_or_create(pk=1)
+        old_node, old_fuse = mark.node_id, mark.fuse_id
+        new_node, new_fuse = max(old_node, node_high), max(old_fuse, fuse_high)
+        bounds = {"old_node": old_node, "new_node": new_node, "old_fuse": old_fuse, "new_fuse": new_fuse}
+        report = RefreshReport()
+        report.rebuilt_projects = mark_dirty_hours(cursor, bounds)
+        cursor.execute("SELECT COUNT(*) FROM metrics_dirty_hours")
+        report.hours = cursor.fetchone()[0]
+        recompute_hours(cursor, bounds)
+        recompute_trace_spans(cursor, bounds)
+        add_histograms(cursor, bounds)
+        add_fuse_reasons(cursor, bounds)
+        record_rolled_projects(cursor)
+        report.nodes, report.fuses = new_node - old_node, new_fuse - old_fuse
+        mark.node_id, mark.fuse_id, mark.refreshed_at = new_node, new_fuse, timezone.now()
+        mark.save()
+        cursor.execute("DROP TABLE IF EXISTS metrics_dirty_hours, metrics_rebuilt_projects")
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def committed_high_ids() -> tuple[int, int]:
+    """The highest node and fuse ids once every writer in flight has committed."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL lock_timeout = '5s'")
+        cursor.execute(f"LOCK TABLE {NODE}, {FUSE} IN SHARE MODE")
+        cursor.execute(f"SELECT (SELECT COALESCE(MAX(id), 0) FROM {NODE}), (SELECT COALESCE(MAX(id), 0) FROM {FUSE})")
+        return cursor.fetchone()
+
+
+def mark_dirty_hours(cursor, bounds: dict) -> int:
+    """Fills metrics_dirty_hours(project_id, hour) and metrics_rebuilt_projects;
+    returns how many projects are rebuilt whole."""
+    cursor.execute(
+        f"""
+        CREATE TEMP TABLE metrics_rebuilt_projects ON COMMIT DROP AS
+        SELECT p.id AS project_id, p.high_uncertainty_threshold AS threshold
+        FROM {PROJECT} p LEFT JOIN {RolledProject._meta.db_table} r ON r.project_id = p.id
+        WHERE (r.id IS NULL AND EXISTS (SELECT 1 FROM {NODE} n WHERE n.project_id = p.id AND n.id <= %(new_node)s))
+           OR r.threshold <> p.high_uncertainty_threshold
+        """,
+        bounds,
+    )
+    cursor.execute(
+        f"""
+        CREATE TEMP TABLE metrics_dirty_hours ON COMMIT DROP AS
+        SELECT DISTINCT project_id, date_trunc('hour', timestamp, 'UTC') AS hour FROM (
+            SELECT n.project_id, n.timestamp FROM {NODE} n
+            WHERE n.id > %(old_node)s AND n.id <= %(new_node)s
+            UNION ALL
+            SELECT n.project_id, n.timestamp FROM {FUSE} f
+            JOIN {NODE} n ON n.project_id = f.project_id AND n.product_id = f.product_id
+            WHERE f.id > %(old_fuse)s AND f.id <= %(new_fuse)s AND n.id <= %(new_node)s
+            UNION ALL
+            SELECT n.project_id, n.timestamp FROM {NODE} n
+            WHERE n.project_id IN (SELECT project_id FROM metrics_rebuilt_projects) AND n.id <= %(new_node)s
+        ) AS touched
+        """,
+        bounds,
+    )
+    cursor.execute("ANALYZE metrics_dirty_hours")
+    cursor.execute("SELECT COUNT(*) FROM metrics_rebuilt_projects")
+    return cursor.fetchone()[0]
+
+
+DIRTY_NODES = f"""
+    SELECT n.project_id, d.hour, n.trace_id, n.agent_id, n.step, n.source_type, n.round, n.confidence,
+           n.fuse_state, n.is_error, n.timestamp, n.id, p.high_uncertainty_threshold AS threshold
+    FROM metrics_dirty_hours d
+    JOIN {NODE} n ON n.project_id = d.project_id AND n.timestamp >= d.hour AND n.timestamp < d.hour + interval '1 hour'
+    JOIN {PROJECT} p ON p.id = n.project_id
+    WHERE n.id <= %(new_node)s
+"""
+
+
+def recompute_hours(cursor, bounds: dict) -> None:
+    cursor.execute(
+        f"DELETE FROM {ROLLUP} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id AND r.hour = d.hour"
+    )
+    # GROUPING(round, source_type, step, agent_id) sets bit i when DIMENSIONS[i] is NOT grouped.
+    sets = ", ".join("(" + ", ".join(mask_columns(mask)) + ")" for mask in MASKS)
+    cursor.execute(
+        f"""
+        INSERT INTO {ROLLUP} (project_id, hour, mask, agent_id, step, source_type, round, nodes, traces,
+            confidence_count, confidence_sum, low_traces, accepted, downweighted, fused, failed,
+            run_prefix, run_suffix, run_best)
+        SELECT project_id, hour, 15 - GROUPING(round, source_type, step, agent_id),
+            COALESCE(agent_id, ''), COALESCE(step, ''), COALESCE(source_type, ''), round,
+            COUNT(*), COUNT(DISTINCT trace_id), COUNT(confidence), COALESCE(SUM(confidence), 0),
+            COUNT(DISTINCT trace_id) FILTER (WHERE confidence < threshold),
+            COUNT(*) FILTER (WHERE fuse_state = {ACCEPT}), COUNT(*) FILTER (WHERE fuse_state = {DOWNWEIGHT}),
+            COUNT(*) FILTER (WHERE fuse_state = {BLOCK}), COUNT(*) FILTER (WHERE fuse_state = {BLOCK} OR is_error),
+            0, 0, 0
+        FROM ({DIRTY_NODES}) AS nodes
+        GROUP BY project_id, hour, GROUPING SETS ({sets})
+        """,
+        bounds,
+    )
+    for mask in AGENT_MASKS:
+        set_fused_runs(cursor, bounds, mask)
+
+
+def set_fused_runs(cursor, bounds: dict, mask: int) -> None:
+    """Gaps and islands per (hour, agent, the mask's other dimensions): a run
+    of fused nodes keeps the difference between its position among all nodes
+    and among the fused ones."""
+    columns = mask_columns(mask)
+    key = ", ".join(["project_id", "hour", *columns])
+    order = "ORDER BY timestamp, id"
+    same_key = " AND ".join(
+        ["r.project_id = s.project_id", "r.hour = s.hour", f"r.mask = {mask}"]
+        + [f"r.{c} IS NOT DISTINCT FROM s.{c}" for c in columns]
+    )
+    cursor.execute(
+        f"""
+        WITH seq AS (
+            SELECT {key}, fuse_state = {BLOCK} AS fused,
+                row_number() OVER (PARTITION BY {key} {order}) AS pos,
+                row_number() OVER (PARTITION BY {key}, fuse_state = {BLOCK} {order}) AS state_pos,
+                COUNT(*) OVER (PARTITION BY {key}) AS total
+            FROM ({DIRTY_NODES}) AS nodes
+        ), runs AS (
+            SELECT {key}, MIN(pos) AS first, MAX(pos) AS last, COUNT(*) AS length, MAX(total) AS total
+            FROM seq WHERE fused GROUP BY {key}, pos - state_pos
+        ), s AS (
+            SELECT {key}, MAX(length) AS best,
+                COALESCE(MAX(length) FILTER (WHERE first = 1), 0) AS prefix,
+                COALESCE(MAX(length) FILTER (WHERE last = total), 0) AS suffix
+            FROM runs GROUP BY {key}
+        )
+        UPDATE {ROLLUP} r SET run_best = s.best, run_prefix = s.prefix, run_suffix = s.suffix
+        FROM s WHERE {same_key}
+        """,
+        bounds,
+    )
+
+
+def recompute_trace_spans(cursor, bounds: dict) -> None:
+    cursor.execute(
+        f"""
+        CREATE TEMP TABLE metrics_touched_traces ON COMMIT DROP AS
+        SELECT DISTINCT trace_id FROM {NODE} WHERE id > %(old_node)s AND id <= %(new_node)s
+        UNION
+        SELECT id FROM provenance_trace WHERE project_id IN (SELECT project_id FROM metrics_rebuilt_projects)
+        """,
+        bounds,
+    )
+    cursor.execute("ANALYZE metrics_touched_traces")
+    cursor.execute(f"DELETE FROM {SPAN} WHERE trace_pk IN (SELECT trace_id FROM metrics_touched_traces)")
+    cursor.execute(
+        f"""
+        WITH presence AS (
+            SELECT DISTINCT n.project_id, n.trace_id, date_trunc('hour', n.timestamp, 'UTC') AS hour, n.agent_id, n.step,
+                n.source_type, n.round, COALESCE(n.confidence < p.high_uncertainty_threshold, false) AS low
+            FROM metrics_touched_traces t
+            JOIN {NODE} n ON n.trace_id = t.trace_id
+            JOIN {PROJECT} p ON p.id = n.project_id
+            WHERE n.id <= %(new_node)s
+        )
+        INSERT INTO {SPAN} (project_id, trace_pk, hour, agent_id, step, source_type, round, low)
+        SELECT project_id, trace_id, hour, agent_id, step, source_type, round, low FROM presence
+        WHERE trace_id IN (SELECT trace_id FROM presence GROUP BY trace_id HAVING COUNT(DISTINCT hour) > 1)
+        """,
+        bounds,
+    )
+    cursor.execute("DROP TABLE metrics_touched_traces")
+
+
+HISTOGRAM_VALUES = f"""
+    SELECT n.project_id, n.timestamp, n.agent_id, n.step, n.source_type, n.round, '' AS metric,
+           n.confidence AS value
+    FROM {NODE} n WHERE {{where}} AND n.confidence IS NOT NULL
+    UNION ALL
+    SELECT n.project_id, n.timestamp, n.agent_id, n.step, n.source_type, n.round, kv.key,
+           GREATEST(LEAST(kv.value::numeric, {METRIC_CLAMP}), -{METRIC_CLAMP})::float8
+    FROM {NODE} n CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(n.metrics) = 'object'
+                                                     THEN n.metrics ELSE '{{{{}}}}'::jsonb END) AS kv
+    WHERE {{where}} AND jsonb_typeof(kv.value) = 'number'
+"""
+HISTOGRAM_GROUP = f"""
+    SELECT project_id, date_trunc('day', timestamp, 'UTC') AS day, agent_id, step, source_type, round, metric,
+           floor(value * {BIN_SCALE})::bigint AS bin, COUNT(*) AS n
+    FROM ({{values}}) AS v GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+"""
+
+
+def add_histograms(cursor, bounds: dict) -> None:
+    where = "n.id > %(old_node)s AND n.id <= %(new_node)s"
+    grouped = HISTOGRAM_GROUP.format(values=HISTOGRAM_VALUES.format(where=where))
+    cursor.execute(
+        f"""
+        INSERT INTO {HISTOGRAM} AS h (project_id, day, agent_id, step, source_type, round, metric, bin, n)
+        {grouped}
+        ON CONFLICT (project_id, day, agent_id, step, source_type, round, metric, bin)
+        DO UPDATE SET n = h.n + EXCLUDED.n
+        """,
+        bounds,
+    )
+
+
+FUSE_REASON_PAIRS = f"""
+    SELECT n.project_id, date_trunc('day', n.timestamp, 'UTC') AS day, n.agent_id, n.step, n.source_type, n.round,
+           f.decision, left(f.reason, {REASON_LENGTH}) AS reason
+    FROM {FUSE} f JOIN {NODE} n ON n.project_id = f.project_id AND n.product_id = f.product_id
+"""
+
+
+def add_fuse_reasons(cursor, bounds: dict) -> None:
+    """Each (fuse, node) pair is new exactly once: when the later of the two arrived."""
+    cursor.execute(
+        f"""
+        INSERT INTO {REASON} AS r (project_id, day, agent_id, step, source_type, round, decision, reason, n)
+        SELECT project_id, day, agent_id, step, source_type, round, decision, reason, COUNT(*) FROM (
+            {FUSE_REASON_PAIRS}
+            WHERE f.id > %(old_fuse)s AND f.id <= %(new_fuse)s AND n.id <= %(new_node)s
+            UNION ALL
+            {FUSE_REASON_PAIRS}
+            WHERE n.id > %(old_node)s AND n.id <= %(new_node)s AND f.id <= %(old_fuse)s
+        ) AS pairs
+        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+        ON CONFLICT (project_id, day, agent_id, step, source_type, round, decision, reason)
+        DO UPDATE SET n = r.n + EXCLUDED.n
+        """,
+        bounds,
+    )
+
+
+def record_rolled_projects(cursor) -> None:
+    cursor.execute(
+        f"""
+        INSERT INTO {RolledProject._meta.db_table} (project_id, threshold, rolled_at)
+        SELECT project_id, threshold, now() FROM metrics_rebuilt_projects
+        ON CONFLICT (project_id) DO UPDATE SET threshold = EXCLUDED.threshold, rolled_at = EXCLUDED.rolled_at
+        """
+    )

@@ -1,0 +1,85 @@
+"""Live updates for the trace explorer over websockets.
+
+Ingest publishes ids to the channel layer after commit (`provenance.live`);
+these consumers turn them into what an open page shows. A connection is only
+accepted for a signed-in user who may see the project (members; staff see all)
+and, for a trace, only for a trace of that project; foreign origins are refused
+earlier, in the ASGI router.
+"""
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from provenance import explorer, live, reading
+from provenance.membership import projects_for
+from provenance.models import Trace
+
+REFUSED = 4403
+
+
+def visible_project(user, slug: str):
+    if user is None:
+        return None
+    return projects_for(user).filter(slug=slug).first()
+
+
+def visible_trace(user, slug: str, trace_id: str):
+    project = visible_project(user, slug)
+    if project is None:
+        return None
+    return Trace.objects.filter(project=project, trace_id=trace_id).select_related("project").first()
+
+
+class ScopedConsumer(AsyncJsonWebsocketConsumer):
+    """Joins one group once `find()` allows the connection; refuses otherwise."""
+
+    group: str | None = None
+
+    async def connect(self):
+        kwargs = self.scope["url_route"]["kwargs"]
+        found = await database_sync_to_async(self.find)(self.scope.get("user"), **kwargs)
+        if found is None:
+            await self.close(code=REFUSED)
+            return
+        self.group = self.group_for(found)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+
+    async def disconnect(self, code):
+        if self.group:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive_json(self, content, **kwargs):
+        """The pages only listen."""
+
+
+class TraceConsumer(ScopedConsumer):
+    """`ws/p/<slug>/traces/<trace_id>/`: new nodes of one trace."""
+
+    def find(self, user, slug, trace_id):
+        self.trace = visible_trace(user, slug, trace_id)
+        return self.trace
+
+    def group_for(self, trace):
+        return live.trace_group(trace.pk)
+
+    async def nodes_added(self, event):
+        product_ids = await database_sync_to_async(reading.product_ids_of)(self.trace, event["nodes"])
+        if product_ids:
+            await self.send_json({"type": "nodes.added", "nodes": product_ids})
+
+
+class ProjectConsumer(ScopedConsumer):
+    """`ws/p/<slug>/traces/`: new and changed traces of one project, as list rows."""
+
+    def find(self, user, slug):
+        self.project = visible_project(user, slug)
+        return self.project
+
+    def group_for(self, project):
+        return live.project_group(project.pk)
+
+    async def traces_changed(self, event):
+        rows = await database_sync_to_async(explorer.trace_rows)(self.project, event["traces"])
+        if rows:
+            await self.send_json({"type": "traces.changed", "traces": rows})

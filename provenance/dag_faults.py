@@ -1,0 +1,189 @@
+"""Finds the faults of one project's provenance DAG and writes them as findings.
+
+Each kind is one `INSERT … SELECT` that PostgreSQL runs as hash (anti-)joins,
+so nothing is loaded into Python except what cycle detection cannot leave to
+SQL: the links that survive trimming (see `find_cycles`).
+
+What counts, where the contract leaves room:
+
+- broken_link: one finding per parent id that names no node of the project.
+  A link gets the grace period from the moment the server received its child
+  (`received_at`): the parent may still be on its way. When the check is run as
+  of an instant before that arrival (`--now` replaying the client's timeline),
+  the child's own `timestamp` stands in for it.
+- orphan: a node with no parent ids at all and no consumer, in a trace of two
+  or more nodes. Links into other traces count (a node consumed from another
+  trace is not an orphan), and so do parent ids not arrived yet: such a node is
+  the subject of a broken_link, not an orphan.
+- cycle: every node in a strongly connected group of two or more nodes, and
+  every node that lists itself as a parent. Cycles may span traces. A node
+  downstream (or upstream) of a cycle but not on it is not reported.
+- fused_indirect_use: one finding per node that consumed at least one fused
+  (blocked) node while being neither fused nor downweighted itself; the detail
+  names the fused parents.
+"""
+
+from collections import Counter
+from datetime import datetime, timedelta
+
+from django.db import connection
+
+from provenance.bulk import insert_many, is_postgres
+from provenance.dag import strongly_connected
+from provenance.models import Edge, FindingKind, FuseDecision, HealthFinding, Node, Trace
+
+NODE = Node._meta.db_table
+EDGE = Edge._meta.db_table
+TRACE = Trace._meta.db_table
+FINDING = HealthFinding._meta.db_table
+
+# Trimming removes the sources and sinks of the link graph layer by layer (a
+# DAG of depth d is gone after about d/2 rounds). It stops once what remains is
+# small enough for Tarjan in Python, or after so many rounds that the remainder
+# is a chain thousands of links deep, which Tarjan walks faster than more passes.
+PYTHON_LINKS = 50_000
+MAX_TRIM_ROUNDS = 32
+STREAM_BATCH = 10_000
+
+INSERT_FINDING = f"INSERT INTO {FINDING} (report_id, project_id, kind, trace_id, product_id, detail) "
+
+
+def find_all(report_pk: int, project_pk: int, now: datetime, grace_seconds: int) -> None:
+    with connection.cursor() as cursor:
+        if is_postgres():
+            # The joins below hash a million-row table; the default 4 MB spills to disk.
+            cursor.execute("SET LOCAL work_mem = '128MB'")
+        find_broken_links(cursor, report_pk, project_pk, now, now - timedelta(seconds=grace_seconds))
+        find_orphans(cursor, report_pk, project_pk)
+        find_fused_indirect_use(cursor, report_pk, project_pk)
+        find_cycles(cursor, report_pk, project_pk)
+
+
+def find_broken_links(cursor, report_pk: int, project_pk: int, now: datetime, cutoff: datetime) -> None:
+    adapt = connection.ops.adapt_datetimefield_value
+    cursor.execute(
+        INSERT_FINDING + f"SELECT %s, %s, %s, t.trace_id, e.child_product_id, "
+        f"'parent ''' || e.parent_product_id || ''' does not exist' "
+        f"FROM {EDGE} e JOIN {TRACE} t ON t.id = e.trace_id "
+        f"JOIN {NODE} c ON c.project_id = e.project_id AND c.product_id = e.child_product_id "
+        f"WHERE e.project_id = %s "
+        f"AND (c.received_at <= %s OR (c.received_at > %s AND c.timestamp <= %s)) "
+        f"AND NOT EXISTS (SELECT 1 FROM {NODE} p WHERE p.project_id = e.project_id "
+        f"                AND p.product_id = e.parent_product_id)",
+        [report_pk, project_pk, FindingKind.BROKEN_LINK, project_pk, adapt(cutoff), adapt(now), adapt(cutoff)],
+    )
+
+
+def find_orphans(cursor, report_pk: int, project_pk: int) -> None:
+    cursor.execute(
+        INSERT_FINDING + f"SELECT %s, %s, %s, t.trace_id, n.product_id, 'no parents and no consumers' "
+        f"FROM {NODE} n JOIN {TRACE} t ON t.id = n.trace_id "
+        f"WHERE n.project_id = %s "
+        f"AND NOT EXISTS (SELECT 1 FROM {EDGE} e WHERE e.project_id = n.project_id "
+        f"                AND e.child_product_id = n.product_id) "
+        f"AND NOT EXISTS (SELECT 1 FROM {EDGE} e WHERE e.project_id = n.project_id "
+        f"                AND e.parent_product_id = n.product_id) "
+        f"AND EXISTS (SELECT 1 FROM {NODE} m WHERE m.trace_id = n.trace_id AND m.id <> n.id)",
+        [report_pk, project_pk, FindingKind.ORPHAN, project_pk],
+    )
+
+
+def find_fused_indirect_use(cursor, report_pk: int, project_pk: int) -> None:
+    quoted = "'''' || p.product_id || ''''"
+    if is_postgres():
+        names = f"string_agg({quoted}, ', ' ORDER BY p.product_id)"
+    else:
+        names = f"group_concat({quoted}, ', ')"
+    cursor.execute(
+        INSERT_FINDING + f"SELECT %s, %s, %s, t.trace_id, c.product_id, 'consumed fused ' || {names} "
+        f"FROM {EDGE} e "
+        f"JOIN {NODE} p ON p.project_id = e.project_id AND p.product_id = e.parent_product_id "
+        f"JOIN {NODE} c ON c.project_id = e.project_id AND c.product_id = e.child_product_id "
+        f"JOIN {TRACE} t ON t.id = c.trace_id "
+        f"WHERE e.project_id = %s AND p.fuse_state = %s AND c.fuse_state < %s "
+        f"GROUP BY t.trace_id, c.product_id",
+        [report_pk, project_pk, FindingKind.FUSED_INDIRECT_USE, project_pk,
+         FuseDecision.BLOCK, FuseDecision.DOWNWEIGHT],
+    )
+
+
+def find_cycles(cursor, report_pk: int, project_pk: int) -> None:
+    """Only a link whose parent has parents and whose child has consumers can
+    lie on a cycle. SQL trims the rest away round by round; what survives (the
+    cycles, paths between cycles, and the middle of very deep chains) is
+    streamed into Tarjan's algorithm. Self-loops are found by a plain scan."""
+    remaining = _create_link_table(cursor, project_pk)
+    for _ in range(MAX_TRIM_ROUNDS):
+        if remaining <= PYTHON_LINKS:
+            break
+        cursor.execute(
+            "DELETE FROM health_link WHERE NOT EXISTS "
+            "(SELECT 1 FROM health_link h WHERE h.child = health_link.parent)"
+        )
+        trimmed = cursor.rowcount
+        cursor.execute(
+            "DELETE FROM health_link WHERE NOT EXISTS "
+            "(SELECT 1 FROM health_link h WHERE h.parent = health_link.child)"
+        )
+        trimmed += cursor.rowcount
+        if trimmed == 0:
+            break
+        remaining -= trimmed
+
+    cursor.execute("DROP TABLE IF EXISTS health_cycle")
+    cursor.execute("CREATE TEMPORARY TABLE health_cycle (node_id BIGINT PRIMARY KEY, size INTEGER NOT NULL)")
+    on_cycle = _strongly_connected_members()
+    for start in range(0, len(on_cycle), STREAM_BATCH):
+        insert_many("health_cycle", ["node_id", "size"], ["bigint", "int"], on_cycle[start : start + STREAM_BATCH])
+    cursor.execute(
+        f"INSERT INTO health_cycle (node_id, size) SELECT DISTINCT n.id, 1 FROM {EDGE} e "
+        f"JOIN {NODE} n ON n.project_id = e.project_id AND n.product_id = e.child_product_id "
+        f"WHERE e.project_id = %s AND e.parent_product_id = e.child_product_id "
+        f"AND NOT EXISTS (SELECT 1 FROM health_cycle c WHERE c.node_id = n.id)",
+        [project_pk],
+    )
+    cursor.execute(
+        INSERT_FINDING + f"SELECT %s, %s, %s, t.trace_id, n.product_id, "
+        f"CASE WHEN c.size = 1 THEN 'lists itself as a parent' "
+        f"ELSE 'on a parent cycle of ' || c.size || ' nodes' END "
+        f"FROM health_cycle c JOIN {NODE} n ON n.id = c.node_id JOIN {TRACE} t ON t.id = n.trace_id",
+        [report_pk, project_pk, FindingKind.CYCLE],
+    )
+    cursor.execute("DROP TABLE health_link")
+    cursor.execute("DROP TABLE health_cycle")
+
+
+def _create_link_table(cursor, project_pk: int) -> int:
+    """child → parent links between stored nodes, as node pks, self-loops left
+    out; returns how many."""
+    cursor.execute("DROP TABLE IF EXISTS health_link")
+    cursor.execute("CREATE TEMPORARY TABLE health_link (child BIGINT NOT NULL, parent BIGINT NOT NULL)")
+    cursor.execute(
+        f"INSERT INTO health_link (child, parent) SELECT c.id, p.id FROM {EDGE} e "
+        f"JOIN {NODE} c ON c.project_id = e.project_id AND c.product_id = e.child_product_id "
+        f"JOIN {NODE} p ON p.project_id = e.project_id AND p.product_id = e.parent_product_id "
+        f"WHERE e.project_id = %s AND e.parent_product_id <> e.child_product_id",
+        [project_pk],
+    )
+    count = cursor.rowcount
+    if is_postgres():
+        # Temporary tables are never auto-analyzed; without statistics the
+        # trimming deletes would be planned as nested loops.
+        cursor.execute("ANALYZE health_link")
+    else:
+        cursor.execute("CREATE INDEX health_link_child ON health_link (child)")
+        cursor.execute("CREATE INDEX health_link_parent ON health_link (parent)")
+    return count
+
+
+def _strongly_connected_members() -> list[tuple[int, int]]:
+    """(node pk, size of its strongly connected group) for groups of two or more."""
+    neighbours: dict[int, list[int]] = {}
+    with connection.chunked_cursor() as stream:
+        stream.execute("SELECT child, parent FROM health_link")
+        while rows := stream.fetchmany(STREAM_BATCH):
+            for child, parent in rows:
+                neighbours.setdefault(child, []).append(parent)
+    component = strongly_connected(set(neighbours), neighbours)
+    sizes = Counter(component.values())
+    return [(node, sizes[number]) for node, number in component.items() if sizes[number] > 1]

@@ -1,0 +1,37 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from provenance import health
+from provenance.models import Project
+from provenance.validation import EventError, parse_timestamp
+
+
+class Command(BaseCommand):
+    help = "Runs the DAG health check (the nightly job) and stores one report per project."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--now", help="judge the DAG as of this ISO 8601 instant (default: now)")
+        parser.add_argument("--project", help="check only this project (slug)")
+        parser.add_argument(
+            "--due", action="store_true",
+            help="check only projects with no report since the last scheduled night, as the schedule does",
+        )
+
+    def handle(self, *args, now=None, project=None, due=False, **options):
+        try:
+            moment = parse_timestamp(now) if now else None
+        except EventError as error:
+            raise CommandError(f"--now: {error.message.removeprefix('timestamp: ')}") from None
+        if project:
+            found = Project.objects.filter(slug=project).first()
+            if found is None:
+                raise CommandError(f"--project: no project {project!r}")
+            reports = [health.check_project(found, moment)]
+        elif due:
+            reports = health.check_due(moment)
+        else:
+            reports = health.check_all(moment)
+        for report in reports:
+            counts = ", ".join(f"{kind} {n}" for kind, n in report.counts.items())
+            self.stdout.write(
+                f"{report.project.slug}: {report.finding_count} findings ({counts}) over {report.node_count} nodes"
+            )

@@ -1,0 +1,29 @@
+// The health page's trend: findings per night, stacked by kind.
+(function () {
+  "use strict";
+  const source = document.getElementById("health-trend-data");
+  const target = document.getElementById("health-trend");
+  if (!source || !target || !window.Plotly) return;
+  const nights = JSON.parse(source.textContent);
+  const kinds = [
+    ["broken_link", "Broken links", "#d73027"],
+    ["orphan", "Orphans", "#f4a62a"],
+    ["cycle", "Cycles", "#7b3294"],
+    ["fused_indirect_use", "Fused indirect use", "#3a5bd9"],
+  ];
+  const x = nights.map(function (n) { return n.night; });
+  const traces = kinds.map(function (kind) {
+    return {
+      type: "bar", name: kind[1], x: x, marker: { color: kind[2] },
+      y: nights.map(function (n) { return n[kind[0]] || 0; }),
+      hovertemplate: "%{x}: %{y} " + kind[1].toLowerCase() + "<extra></extra>",
+    };
+  });
+  Plotly.newPlot(target, traces, {
+    barmode: "stack", height: 280, margin: { t: 10, r: 10, b: 40, l: 50 },
+    xaxis: { type: "category", title: { text: "night" } },
+    yaxis: { title: { text: "findings" }, rangemode: "tozero" },
+    legend: { orientation: "h" },
+  }, { displaylogo: false, responsive: true });
+  target.dataset.rendered = "true";
+})();

@@ -1,0 +1,659 @@
+// The trace page: the provenance DAG drawn with Plotly from the server's layout,
+// the node panel, "Why is this wrong?" and "What did this break?" highlights,
+// and live updates over a websocket.
+//
+// Agent-supplied text reaches the document only through textContent and DOM
+// APIs, or as entity-escaped Plotly labels; never as markup.
+(function () {
+  "use strict";
+  const root = document.getElementById("trace-explorer");
+  if (!root || typeof Plotly === "undefined") return;
+
+  // Beyond this many nodes SVG gets sluggish; WebGL keeps pan and zoom smooth.
+  const GL_THRESHOLD = 1500;
+  const FRESH_MS = 8000;
+  const COLOR = {
+    edge: "#c5cad3", cause: "#7b2cbf", impact: "#1c7ed6", selected: "#161a22",
+    fresh: "#3b5bdb", external: "#8a8f98", unknown: "#9aa0a6", error: "#111318",
+  };
+
+  const plot = document.getElementById("dag");
+  const statusBox = document.getElementById("dag-status");
+  const panel = document.getElementById("node-panel");
+  const toastBox = document.getElementById("toast");
+  const liveBadge = document.getElementById("live-status");
+  const clearButton = document.getElementById("clear-highlight");
+
+  const state = {
+    graph: null,
+    indexOf: new Map(),
+    parentsOf: [],
+    childrenOf: [],
+    selected: root.dataset.selected || "",
+    highlight: null, // {kind: "cause" | "impact", nodes: Set, edges: [[parent, child]], causes: Set}
+    fresh: new Set(),
+    gl: false,
+    bound: false,
+  };
+
+  // ---- helpers -------------------------------------------------------------
+
+  // Plotly reads labels as a small HTML dialect: escaped, agent text stays literal.
+  function plotlyText(value) {
+    return String(value).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+
+  function formatConfidence(value) {
+    return value === null || value === undefined ? "unknown" : Number(value).toFixed(2);
+  }
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function clear(node) {
+    while (node.firstChild) node.removeChild(node.firstChild);
+  }
+
+  function show(id, visible) {
+    document.getElementById(id).hidden = !visible;
+  }
+
+  function withId(url, productId) {
+    return url + "?" + new URLSearchParams({id: productId}).toString();
+  }
+
+  function fetchJSON(url) {
+    return fetch(url, {credentials: "same-origin", headers: {Accept: "application/json"}}).then(function (response) {
+      if (response.status === 401) throw new Error("Your session has expired: log in again.");
+      if (!response.ok) throw new Error("The server answered " + response.status + ".");
+      return response.json();
+    });
+  }
+
+  function toast(message) {
+    toastBox.textContent = message;
+    toastBox.hidden = false;
+    clearTimeout(toast.timer);
+    toast.timer = setTimeout(function () { toastBox.hidden = true; }, 3500);
+  }
+
+  function webglAvailable() {
+    try {
+      const canvas = document.createElement("canvas");
+      return Boolean(canvas.getContext("webgl") || canvas.getContext("experimental-webgl"));
+    } catch (error) {
+      return false;
+    }
+  }
+
+  function confidenceChip(value, color) {
+    const chip = el("span", "conf" + (value === null || value === undefined ? " none" : ""));
+    const dot = el("span", "dot");
+    dot.style.background = color || COLOR.unknown;
+    chip.appendChild(dot);
+    chip.appendChild(document.createTextNode(formatConfidence(value)));
+    return chip;
+  }
+
+  function badge(text, kind) {
+    return el("span", "badge" + (kind ? " " + kind : ""), text);
+  }
+
+  // ---- the graph -----------------------------------------------------------
+
+  function nodeCount() { return state.graph.nodes.id.length; }
+
+  function idAt(index) {
+    const n = nodeCount();
+    return index < n ? state.graph.nodes.id[index] : state.graph.external.id[index - n];
+  }
+
+  function positionOf(index) {
+    const g = state.graph, n = nodeCount();
+    return index < n ? [g.nodes.x[index], g.nodes.y[index]] : [g.external.x[index - n], g.external.y[index - n]];
+  }
+
+  function index(graph) {
+    state.graph = graph;
+    state.indexOf = new Map();
+    graph.nodes.id.forEach(function (id, i) { state.indexOf.set(id, i); });
+    const n = graph.nodes.id.length;
+    graph.external.id.forEach(function (id, j) { state.indexOf.set(id, n + j); });
+    const total = n + graph.external.id.length;
+    state.parentsOf = Array.from({length: total}, function () { return []; });
+    state.childrenOf = Array.from({length: total}, function () { return []; });
+    for (let k = 0; k < graph.edges.length; k += 2) {
+      state.parentsOf[graph.edges[k + 1]].push(graph.edges[k]);
+      state.childrenOf[graph.edges[k]].push(graph.edges[k + 1]);
+    }
+  }
+
+  function markerSize(n) {
+    if (n <= 40) return 18;
+    if (n <= 200) return 13;
+    if (n <= GL_THRESHOLD) return 9;
+    return 6;
+  }
+
+  function hoverText(i) {
+    const g = state.graph.nodes;
+    const lines = ["<b>" + plotlyText(g.id[i]) + "</b>", "agent: " + plotlyText(g.agent[i])];
+    if (g.step[i]) lines.push("step: " + plotlyText(g.step[i]));
+    lines.push("confidence: " + formatConfidence(g.confidence[i]));
+    if (g.fused[i]) lines.push("fused (blocked by a consumer)");
+    if (g.error[i]) lines.push("status: error");
+    return lines.join("<br>");
+  }
+
+  function shortLabel(i) {
+    const g = state.graph.nodes;
+    const text = g.step[i] || g.agent[i];
+    return plotlyText(text.length > 18 ? text.slice(0, 17) + "…" : text);
+  }
+
+  function lineTrace(name, pairs, color, width) {
+    const x = [], y = [];
+    pairs.forEach(function (pair) {
+      const from = positionOf(pair[0]), to = positionOf(pair[1]);
+      x.push(from[0], to[0], null);
+      y.push(from[1], to[1], null);
+    });
+    return {
+      name: name, type: state.gl ? "scattergl" : "scatter", mode: "lines", x: x, y: y,
+      line: {color: color, width: width}, hoverinfo: "skip", showlegend: false,
+    };
+  }
+
+  function ringTrace(name, indices, color, size, width) {
+    const x = [], y = [];
+    indices.forEach(function (i) { const p = positionOf(i); x.push(p[0]); y.push(p[1]); });
+    return {
+      name: name, type: state.gl ? "scattergl" : "scatter", mode: "markers", x: x, y: y, hoverinfo: "skip",
+      showlegend: false, marker: {symbol: "circle-open", size: size, color: color, line: {width: width, color: color}},
+    };
+  }
+
+  function nodeTraces(size) {
+    const g = state.graph.nodes, n = nodeCount();
+    const dim = state.highlight ? state.highlight.nodes : null;
+    const labels = !state.gl && n <= 60;
+    const known = {x: [], y: [], color: [], symbol: [], size: [], lineWidth: [], lineColor: [], opacity: [], text: [], label: [], data: []};
+    const unknown = {x: [], y: [], color: [], symbol: [], size: [], lineWidth: [], lineColor: [], opacity: [], text: [], label: [], data: []};
+    for (let i = 0; i < n; i++) {
+      const bucket = g.confidence[i] === null ? unknown : known;
+      bucket.x.push(g.x[i]);
+      bucket.y.push(g.y[i]);
+      bucket.color.push(g.confidence[i] === null ? COLOR.unknown : g.confidence[i]);
+      bucket.symbol.push(g.fused[i] ? "x" : "circle");
+      bucket.size.push(g.fused[i] ? Math.round(size * 1.3) : size);
+      bucket.lineWidth.push(g.error[i] ? 3 : 1);
+      bucket.lineColor.push(g.error[i] ? COLOR.error : "#ffffff");
+      bucket.opacity.push(dim && !dim.has(i) ? 0.25 : 1);
+      bucket.text.push(hoverText(i));
+      bucket.label.push(labels ? shortLabel(i) : "");
+      bucket.data.push(i);
+    }
+    const type = state.gl ? "scattergl" : "scatter";
+    function trace(name, bucket, extra) {
+      return Object.assign({
+        name: name, type: type, mode: labels ? "markers+text" : "markers", x: bucket.x, y: bucket.y,
+        customdata: bucket.data, hovertext: bucket.text, hoverinfo: "text", text: bucket.label,
+        textposition: "bottom center", textfont: {size: 10, color: "#667085"}, showlegend: false,
+        marker: {
+          color: bucket.color, symbol: bucket.symbol, size: bucket.size, opacity: bucket.opacity,
+          line: {width: bucket.lineWidth, color: bucket.lineColor},
+        },
+      }, extra || {});
+    }
+    const scored = trace("nodes", known);
+    Object.assign(scored.marker, {
+      colorscale: state.graph.colorscale, cmin: 0, cmax: 1, showscale: true,
+      colorbar: {
+        title: {text: "confidence", side: "right", font: {size: 11, color: "#667085"}}, thickness: 10, len: 0.55,
+        outlinewidth: 0, tickvals: [0, 0.5, 1], tickfont: {size: 10, color: "#667085"}, x: 1.01,
+      },
+    });
+    return [scored, trace("nodes-unknown", unknown)];
+  }
+
+  function externalTrace(size) {
+    const g = state.graph.external, n = nodeCount();
+    const text = g.id.map(function (id, j) {
+      return "<b>" + plotlyText(id) + "</b><br>" +
+        (g.trace_id[j] === null ? "not arrived yet" : "in trace " + plotlyText(g.trace_id[j]));
+    });
+    return {
+      name: "external", type: state.gl ? "scattergl" : "scatter", mode: "markers", x: g.x, y: g.y,
+      customdata: g.id.map(function (id, j) { return n + j; }), hovertext: text, hoverinfo: "text", showlegend: false,
+      marker: {symbol: "diamond-open", size: size, color: COLOR.external, line: {width: 2, color: COLOR.external}},
+    };
+  }
+
+  function edgePairs() {
+    const pairs = [], edges = state.graph.edges;
+    for (let k = 0; k < edges.length; k += 2) pairs.push([edges[k], edges[k + 1]]);
+    return pairs;
+  }
+
+  function figureData() {
+    const size = markerSize(nodeCount() + state.graph.external.id.length);
+    const data = [lineTrace("edges", edgePairs(), COLOR.edge, 1)];
+    const h = state.highlight;
+    if (h) data.push(lineTrace("highlight-edges", h.edges, h.kind === "cause" ? COLOR.cause : COLOR.impact, 3));
+    data.push.apply(data, nodeTraces(size));
+    data.push(externalTrace(size));
+    if (h) {
+      const color = h.kind === "cause" ? COLOR.cause : COLOR.impact;
+      data.push(ringTrace("highlight-nodes", Array.from(h.nodes), color, size + 8, 2));
+      if (h.causes.size) data.push(ringTrace("root-causes", Array.from(h.causes), color, size + 18, 3));
+    }
+    const fresh = [];
+    state.fresh.forEach(function (id) { if (state.indexOf.has(id)) fresh.push(state.indexOf.get(id)); });
+    if (fresh.length) data.push(ringTrace("fresh", fresh, COLOR.fresh, size + 12, 2));
+    if (state.indexOf.has(state.selected)) {
+      data.push(ringTrace("selected", [state.indexOf.get(state.selected)], COLOR.selected, size + 10, 2));
+    }
+    return data;
+  }
+
+  function figureLayout() {
+    const labels = state.graph.layers;
+    return {
+      margin: {l: 24, r: 24, t: 34, b: 16},
+      xaxis: {
+        tickvals: labels.map(function (_, depth) { return depth; }), ticktext: labels.map(plotlyText), side: "top",
+        showgrid: true, gridcolor: "#f0f1f4", zeroline: false, tickfont: {size: 11, color: "#667085"},
+      },
+      yaxis: {visible: false, zeroline: false},
+      dragmode: "pan", hovermode: "closest", showlegend: false,
+      plot_bgcolor: "#ffffff", paper_bgcolor: "#ffffff",
+      hoverlabel: {bgcolor: "#161a22", bordercolor: "#161a22", font: {color: "#ffffff", size: 12}, align: "left"},
+      // Keeps the reader's zoom and pan across live redraws.
+      uirevision: "dag",
+    };
+  }
+
+  const plotConfig = {
+    responsive: true, scrollZoom: true, displaylogo: false,
+    modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d", "toImage"],
+  };
+
+  function draw() {
+    if (!state.graph) return Promise.resolve();
+    return Plotly.react(plot, figureData(), figureLayout(), plotConfig).then(function () {
+      if (!state.bound) {
+        state.bound = true;
+        plot.on("plotly_click", function (event) {
+          const point = event.points && event.points[0];
+          if (point && typeof point.customdata === "number") select(idAt(point.customdata));
+        });
+      }
+    });
+  }
+
+  function loadGraph() {
+    return fetchJSON(root.dataset.graphUrl).then(function (graph) {
+      const total = graph.nodes.id.length + graph.external.id.length;
+      state.gl = total > GL_THRESHOLD && webglAvailable();
+      index(graph);
+      statusBox.hidden = total > 0;
+      if (!total) statusBox.textContent = "This trace has no nodes yet.";
+      plot.dataset.renderer = state.gl ? "webgl" : "svg";
+      const count = document.getElementById("stat-nodes");
+      if (count) count.textContent = String(graph.nodes.id.length);
+      return draw();
+    });
+  }
+
+  // ---- selection and the panel ---------------------------------------------
+
+  function select(productId, options) {
+    state.selected = productId;
+    state.highlight = null;
+    clearButton.hidden = true;
+    draw();
+    if (!(options && options.keepUrl)) {
+      history.replaceState(null, "", "?" + new URLSearchParams({node: productId}).toString());
+    }
+    const i = state.indexOf.get(productId);
+    if (i !== undefined && i >= nodeCount()) {
+      showExternal(i - nodeCount());
+      return;
+    }
+    fetchJSON(withId(root.dataset.nodeUrl, productId)).then(showNode).catch(function (error) {
+      showMessage(productId, error.message);
+    });
+  }
+
+  function openPanel(title) {
+    show("panel-empty", false);
+    show("panel-body", true);
+    document.getElementById("np-title").textContent = title;
+    show("np-cause", false);
+    show("np-impact", false);
+    setActive(null);
+  }
+
+  function showMessage(productId, message) {
+    openPanel(productId);
+    const badges = document.getElementById("np-badges");
+    clear(badges);
+    badges.appendChild(badge(message, "warn"));
+  }
+
+  function showExternal(j) {
+    const g = state.graph.external;
+    openPanel(g.id[j]);
+    const badges = document.getElementById("np-badges");
+    clear(badges);
+    if (g.url[j]) {
+      const link = el("a", "btn small", "Open in trace " + g.trace_id[j]);
+      link.href = g.url[j];
+      badges.appendChild(link);
+    } else {
+      badges.appendChild(badge("not arrived yet: a parent id that no stored node has", "warn"));
+    }
+    ["np-facts", "np-content", "np-raw", "np-metrics", "np-fuses", "np-reviews", "np-parents", "np-children", "np-metadata"]
+      .forEach(function (id) { clear(document.getElementById(id)); });
+  }
+
+  function fact(list, label, value) {
+    list.appendChild(el("dt", null, label));
+    const dd = el("dd");
+    if (value instanceof Node) dd.appendChild(value); else dd.textContent = value === "" || value === null ? "—" : String(value);
+    list.appendChild(dd);
+  }
+
+  function showNode(node) {
+    if (node.product_id !== state.selected) return; // a newer selection won
+    openPanel(node.product_id);
+    const badges = document.getElementById("np-badges");
+    clear(badges);
+    badges.appendChild(confidenceChip(node.confidence, node.confidence_color));
+    if (node.is_final) badges.appendChild(badge("final answer"));
+    if (node.fused) badges.appendChild(badge("✕ fused", "fused"));
+    else if (node.fuse_state === "downweight") badges.appendChild(badge("downweighted", "warn"));
+    if (node.status === "error") badges.appendChild(badge("error", "bad"));
+
+    const facts = document.getElementById("np-facts");
+    clear(facts);
+    fact(facts, "Agent", node.agent_id);
+    fact(facts, "Step", node.step);
+    fact(facts, "Source type", node.source_type);
+    let confidence = formatConfidence(node.confidence);
+    if (node.confidence_scale !== 1 && node.confidence_raw !== null) {
+      confidence += " (sent as " + node.confidence_raw + " of " + node.confidence_scale + ")";
+    }
+    fact(facts, "Confidence", confidence);
+    fact(facts, "Status", node.status);
+    fact(facts, "Fuse state", node.fuse_state);
+    fact(facts, "Round", node.round);
+    fact(facts, "Timestamp", node.timestamp);
+    fact(facts, "Trace", node.trace_id);
+
+    document.getElementById("np-content").textContent = node.content || "—";
+    document.getElementById("np-raw").textContent = node.raw_input || "—";
+    const metadata = Object.keys(node.metadata || {}).length ? JSON.stringify(node.metadata, null, 2) : "—";
+    document.getElementById("np-metadata").textContent = metadata;
+    fillMetrics(node.metrics || {});
+    fillList("np-fuses", node.fuses, fuseItem);
+    fillList("np-reviews", node.reviews, reviewItem);
+    fillList("np-parents", node.parents, neighbourItem);
+    fillList("np-children", node.children, neighbourItem);
+  }
+
+  function fillMetrics(metrics) {
+    const table = document.getElementById("np-metrics");
+    clear(table);
+    const names = Object.keys(metrics);
+    names.forEach(function (name) {
+      const row = el("tr");
+      row.appendChild(el("td", null, name));
+      const value = metrics[name];
+      row.appendChild(el("td", null, typeof value === "number" ? String(Math.round(value * 1000) / 1000) : JSON.stringify(value)));
+      table.appendChild(row);
+    });
+    show("np-metrics-none", names.length === 0);
+  }
+
+  function fillList(id, items, render) {
+    const list = document.getElementById(id);
+    clear(list);
+    (items || []).forEach(function (item) { list.appendChild(render(item)); });
+    show(id + "-none", !items || items.length === 0);
+  }
+
+  function fuseItem(fuse) {
+    const item = el("li");
+    const row = el("div", "row");
+    row.appendChild(badge(fuse.decision, fuse.decision === "block" ? "fused" : fuse.decision === "downweight" ? "warn" : "good"));
+    row.appendChild(el("span", "sub", "by " + (fuse.by_agent_id || "the producing agent") + (fuse.threshold !== null ? " · threshold " + fuse.threshold : "")));
+    item.appendChild(row);
+    if (fuse.reason) item.appendChild(el("span", "reason", fuse.reason));
+    return item;
+  }
+
+  function reviewItem(review) {
+    const item = el("li");
+    const row = el("div", "row");
+    row.appendChild(badge(review.verdict, review.verdict === "incorrect" ? "bad" : "good"));
+    row.appendChild(el("span", "sub", (review.on_trace ? "on the trace's answer · " : "") + review.timestamp));
+    item.appendChild(row);
+    if (review.comment) item.appendChild(el("span", "reason", review.comment));
+    return item;
+  }
+
+  // A link to a node: in this trace it selects the node, elsewhere it opens its trace.
+  function nodeLink(productId, traceId, url) {
+    const link = el("a", "node-link", productId);
+    if (state.indexOf.has(productId) && !(traceId && traceId !== state.graph.trace_id)) {
+      link.href = "?" + new URLSearchParams({node: productId}).toString();
+      link.addEventListener("click", function (event) {
+        event.preventDefault();
+        select(productId);
+      });
+    } else if (url) {
+      link.href = url;
+    }
+    return link;
+  }
+
+  function neighbourItem(item) {
+    const li = el("li");
+    const row = el("div", "row");
+    row.appendChild(nodeLink(item.product_id, item.trace_id, item.url));
+    if (!item.stored) {
+      row.appendChild(badge("not arrived yet", "warn"));
+      li.appendChild(row);
+      return li;
+    }
+    row.appendChild(confidenceChip(item.confidence, item.color));
+    if (item.fused) row.appendChild(badge("✕ fused", "fused"));
+    if (item.error) row.appendChild(badge("error", "bad"));
+    li.appendChild(row);
+    let sub = item.agent_id + (item.step ? " · " + item.step : "");
+    if (item.other_trace) sub += " · in trace " + item.trace_id;
+    li.appendChild(el("span", "sub", sub));
+    return li;
+  }
+
+  // ---- root cause and blast radius -----------------------------------------
+
+  function setActive(kind) {
+    document.getElementById("why-wrong").classList.toggle("active", kind === "cause");
+    document.getElementById("what-broke").classList.toggle("active", kind === "impact");
+  }
+
+  // Shortest parent path from `start` up to `target` in the drawn graph, as indices.
+  function pathUp(start, target) {
+    const previous = new Map([[start, null]]);
+    const queue = [start];
+    while (queue.length) {
+      const current = queue.shift();
+      if (current === target) break;
+      state.parentsOf[current].forEach(function (parent) {
+        if (!previous.has(parent)) { previous.set(parent, current); queue.push(parent); }
+      });
+    }
+    if (!previous.has(target)) return null;
+    const path = [];
+    for (let step = target; step !== null; step = previous.get(step)) path.push(step);
+    return path; // from the cause down to the node
+  }
+
+  function highlightCauses(answer) {
+    const start = state.indexOf.get(answer.product_id);
+    const nodes = new Set(), edges = [], causes = new Set();
+    function addPath(path) {
+      path.forEach(function (i, k) {
+        nodes.add(i);
+        if (k > 0) edges.push([path[k - 1], i]);
+      });
+    }
+    answer.root_causes.forEach(function (cause) {
+      const target = state.indexOf.get(cause.product_id);
+      if (target === undefined) return;
+      causes.add(target);
+      const path = start === undefined ? null : pathUp(start, target);
+      if (path) addPath(path); else nodes.add(target);
+    });
+    // Causes outside this trace: the API's path still shows where they entered.
+    const drawn = answer.path.filter(function (id) { return state.indexOf.has(id); }).map(function (id) { return state.indexOf.get(id); });
+    if (drawn.length && !causes.size) addPath(drawn);
+    if (start !== undefined) nodes.add(start);
+    state.highlight = {kind: "cause", nodes: nodes, edges: edges, causes: causes};
+  }
+
+  function showCauses(answer) {
+    show("np-impact", false);
+    show("np-cause", true);
+    const list = document.getElementById("np-cause-list");
+    clear(list);
+    answer.root_causes.forEach(function (cause) {
+      const li = el("li");
+      const row = el("div", "row");
+      row.appendChild(nodeLink(cause.product_id, cause.trace_id, cause.url));
+      row.appendChild(confidenceChip(cause.confidence, cause.color));
+      li.appendChild(row);
+      li.appendChild(el("span", "reason", panel.getAttribute("data-reason-" + cause.reason) || cause.reason));
+      if (cause.fuse_reason) li.appendChild(el("span", "sub", "“" + cause.fuse_reason + "”" + (cause.fused_by ? " — " + cause.fused_by : "")));
+      if (cause.trace_id !== state.graph.trace_id) li.appendChild(el("span", "sub", "in trace " + cause.trace_id));
+      list.appendChild(li);
+    });
+    show("np-cause-none", answer.root_causes.length === 0);
+    document.getElementById("np-cause-path").textContent = answer.path.length ? "path: " + answer.path.join(" → ") : "";
+  }
+
+  function highlightImpact(answer) {
+    const start = state.indexOf.get(answer.product_id);
+    const nodes = new Set();
+    if (start !== undefined) nodes.add(start);
+    answer.descendants.forEach(function (id) { if (state.indexOf.has(id)) nodes.add(state.indexOf.get(id)); });
+    const edges = edgePairs().filter(function (pair) { return nodes.has(pair[0]) && nodes.has(pair[1]); });
+    state.highlight = {kind: "impact", nodes: nodes, edges: edges, causes: new Set()};
+  }
+
+  function showImpact(answer) {
+    show("np-cause", false);
+    show("np-impact", true);
+    const elsewhere = answer.nodes.filter(function (n) { return n.trace_id !== state.graph.trace_id; });
+    const total = answer.descendants.length;
+    document.getElementById("np-impact-summary").textContent = total === 0
+      ? "Nothing consumed it, directly or transitively."
+      : total + " node" + (total === 1 ? "" : "s") + " consumed it, directly or transitively" +
+        (elsewhere.length ? " (" + elsewhere.length + " in other traces)." : ".");
+    const list = document.getElementById("np-impact-list");
+    clear(list);
+    answer.nodes.slice(0, 100).forEach(function (n) {
+      const li = el("li");
+      const row = el("div", "row");
+      row.appendChild(nodeLink(n.product_id, n.trace_id, n.url));
+      if (n.trace_id !== state.graph.trace_id) row.appendChild(el("span", "sub", "in trace " + n.trace_id));
+      li.appendChild(row);
+      list.appendChild(li);
+    });
+  }
+
+  function analyse(url, kind, highlight, render) {
+    if (!state.selected) return;
+    const asked = state.selected;
+    fetchJSON(withId(url, asked)).then(function (answer) {
+      if (asked !== state.selected) return;
+      highlight(answer);
+      render(answer);
+      setActive(kind);
+      clearButton.hidden = false;
+      draw();
+    }).catch(function (error) { toast(error.message); });
+  }
+
+  document.getElementById("why-wrong").addEventListener("click", function () {
+    analyse(root.dataset.rootCauseUrl, "cause", highlightCauses, showCauses);
+  });
+  document.getElementById("what-broke").addEventListener("click", function () {
+    analyse(root.dataset.impactUrl, "impact", highlightImpact, showImpact);
+  });
+  clearButton.addEventListener("click", function () {
+    state.highlight = null;
+    clearButton.hidden = true;
+    setActive(null);
+    draw();
+  });
+  document.getElementById("fit-graph").addEventListener("click", function () {
+    Plotly.relayout(plot, {"xaxis.autorange": true, "yaxis.autorange": true});
+  });
+
+  // ---- live updates --------------------------------------------------------
+
+  let refreshTimer = null;
+  function scheduleRefresh() {
+    clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(function () {
+      const keep = state.highlight;
+      loadGraph().then(function () {
+        if (keep) state.highlight = null; // indices moved: the reader asks again
+        clearButton.hidden = !state.highlight;
+        setActive(null);
+        return draw();
+      });
+    }, 300);
+  }
+
+  function connect(delay) {
+    const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
+    const socket = new WebSocket(scheme + window.location.host + root.dataset.ws);
+    socket.addEventListener("open", function () {
+      delay = 1000;
+      liveBadge.textContent = "Live";
+      liveBadge.classList.add("on");
+    });
+    socket.addEventListener("message", function (event) {
+      const message = JSON.parse(event.data);
+      if (message.type !== "nodes.added") return;
+      message.nodes.forEach(function (id) { state.fresh.add(id); });
+      toast(message.nodes.length + " new node" + (message.nodes.length === 1 ? "" : "s") + " arrived");
+      setTimeout(function () {
+        message.nodes.forEach(function (id) { state.fresh.delete(id); });
+        draw();
+      }, FRESH_MS);
+      scheduleRefresh();
+    });
+    socket.addEventListener("close", function () {
+      liveBadge.textContent = "Offline — retrying";
+      liveBadge.classList.remove("on");
+      setTimeout(function () { connect(Math.min(delay * 2, 30000)); }, delay);
+    });
+  }
+
+  loadGraph().then(function () {
+    if (state.selected) select(state.selected, {keepUrl: true});
+  }).catch(function (error) {
+    statusBox.hidden = false;
+    statusBox.textContent = "The graph could not be loaded. " + error.message;
+  });
+  connect(1000);
+})();

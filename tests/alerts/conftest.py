@@ -1,0 +1,61 @@
+"""Alert fixtures: rules created through the API, evaluation at simulated
+minutes, and a signature-checking webhook receiver on loopback."""
+
+import io
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+
+from tests.alerts.receiver import Receiver, start
+from tests.conftest import BASE_TIME
+
+SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+
+def at_minute(minute: float):
+    return BASE_TIME + timedelta(minutes=minute)
+
+
+@pytest.fixture
+def create_rule(api):
+    def create(client=None, **spec) -> dict:
+        body = {"name": spec.pop("name", "rule"), "match": "all", "for": "0m", "destinations": [], **spec}
+        response = (client or api).post("/api/v1/alert-rules", body, format="json")
+        assert response.status_code == 201, response.content
+        return response.json()
+
+    return create
+
+
+@pytest.fixture
+def evaluate():
+    """Runs `manage.py evaluate_alerts --now` at BASE_TIME + minute."""
+
+    def run(minute: float):
+        call_command("evaluate_alerts", "--now", at_minute(minute).isoformat(), stdout=io.StringIO())
+
+    return run
+
+
+@pytest.fixture
+def alert_events(api):
+    def fetch(**params) -> list[dict]:
+        response = api.get("/api/v1/alerts", params)
+        assert response.status_code == 200, response.content
+        return response.json()
+
+    return fetch
+
+
+@pytest.fixture
+def receiver(settings):
+    settings.WEBHOOK_ALLOW_PRIVATE = True
+    settings.WEBHOOK_TIMEOUT_SECONDS = 2
+    settings.WEBHOOK_RETRY_BASE_SECONDS = 0
+    hook = Receiver(secret=SECRET)
+    server = start(hook)
+    yield hook
+    hook.release.set()
+    server.shutdown()
+    server.server_close()
