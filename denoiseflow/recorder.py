@@ -38,10 +38,13 @@ GZIP_ABOVE_BYTES = 64 * 1024
 
 @dataclass(frozen=True)
 class NodeRef:
-    """What `record()` returns: enough to name the node as someone's parent."""
+    """What `record()` returns: enough to name the node as someone's parent,
+    and for a consumer's fuse to judge it."""
 
     trace_id: str
     product_id: str
+    agent_id: str = ""
+    confidence: float | None = None  # normalized, when the scale was numeric
 
     def __str__(self):
         return self.product_id
@@ -76,6 +79,14 @@ def encode(event: dict) -> bytes:
         return json.dumps(event, default=str, allow_nan=False, separators=(",", ":")).encode()
     except ValueError:
         return json.dumps(finite(event), default=str, separators=(",", ":")).encode()
+
+
+def normalized(confidence, scale) -> float | None:
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+        return None
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0):
+        return None
+    return confidence / (scale or 1)
 
 
 def fuse_body(fuse) -> dict | None:
@@ -141,8 +152,10 @@ class Recorder:
         metadata: dict | None = None,
         product_id: str | None = None,
         timestamp=None,
+        event_id: str | None = None,
     ) -> NodeRef:
-        """Buffers one node (one artifact of one agent step) and returns its ref."""
+        """Buffers one node (one artifact of one agent step) and returns its ref.
+        A fixed `event_id` makes a re-run of the same work store nothing twice."""
         product_id = product_id or new_id()
         body = {"trace_id": trace_id, "product_id": product_id, "agent_id": agent_id,
                 "parent_ids": [str(p) for p in parent_ids]}
@@ -154,11 +167,11 @@ class Recorder:
             "metrics": metrics or None, "fuse": fuse_body(fuse), "metadata": metadata or None,
         }
         body.update({k: v for k, v in optional.items() if v is not None})
-        self.emit("node", body, timestamp)
-        return NodeRef(trace_id, product_id)
+        self.emit("node", body, timestamp, event_id)
+        return NodeRef(trace_id, product_id, agent_id, normalized(confidence, confidence_scale))
 
     def fuse(self, node, decision, reason: str = "", threshold: float | None = None, *,
-             trace_id: str | None = None, by_agent_id: str = "", timestamp=None) -> None:
+             trace_id: str | None = None, by_agent_id: str = "", timestamp=None, event_id: str | None = None) -> None:
         """A consumer's decision about an upstream node: accept, downweight or block.
         `decision` may be a `Verdict` from a `ConfidenceFuse`."""
         if hasattr(decision, "as_fuse"):
@@ -167,17 +180,22 @@ class Recorder:
             fields = {"decision": decision, "reason": reason, "threshold": threshold}
         trace_id = trace_id or getattr(node, "trace_id", None)
         self.emit("fuse", {"trace_id": trace_id, "product_id": str(node), "by_agent_id": by_agent_id, **fields},
-                  timestamp)
+                  timestamp, event_id)
 
-    def review(self, trace_id: str, verdict: str, product_id=None, comment: str = "", timestamp=None) -> None:
+    def review(self, trace_id: str, verdict: str, product_id=None, comment: str = "", timestamp=None,
+               event_id: str | None = None) -> None:
         """A human or ground-truth verdict (`correct`/`incorrect`) on an answer."""
         body = {"trace_id": trace_id, "verdict": verdict, "comment": comment}
         if product_id is not None:
             body["product_id"] = str(product_id)
-        self.emit("review", body, timestamp)
+        self.emit("review", body, timestamp, event_id)
 
     def emit(self, kind: str, body: dict, timestamp=None, event_id: str | None = None) -> bool:
         """Buffers one event; False if the buffer was full and it was dropped."""
+        with self._cond:
+            self._counts["recorded"] += 1
+            if not self._has_room():
+                return False
         try:
             data = encode({"id": event_id or new_id("evt-"), "type": kind, "timestamp": iso(timestamp), "body": body})
         except Exception:  # an agent's odd object must not break the agent
@@ -185,17 +203,22 @@ class Recorder:
             self._count("dropped")
             return False
         with self._cond:
-            self._counts["recorded"] += 1
-            if self._closing or len(self._queue) + self._in_flight >= self.max_buffer:
-                self._counts["dropped"] += 1
-                dropped = self._counts["dropped"]
-                if dropped == 1 or dropped % 1000 == 0:
-                    logger.warning("denoiseflow: buffer full or closed, %d events dropped so far", dropped)
+            if not self._has_room():  # filled up while this event was encoded
                 return False
             self._queue.append(data)
             self._ensure_thread()
             self._cond.notify_all()
         return True
+
+    def _has_room(self) -> bool:
+        """Under the lock: True if one more event fits, else counts it dropped."""
+        if not self._closing and len(self._queue) + self._in_flight < self.max_buffer:
+            return True
+        self._counts["dropped"] += 1
+        dropped = self._counts["dropped"]
+        if dropped == 1 or dropped % 1000 == 0:
+            logger.warning("denoiseflow: buffer full or closed, %d events dropped so far", dropped)
+        return False
 
     def flush(self, timeout: float | None = None) -> bool:
         """Waits until everything buffered so far is delivered (or refused by the

@@ -50,6 +50,8 @@ def grouped(project, question: Question, with_runs: bool = True) -> dict[tuple, 
     rows = nodes.values(*keys).annotate(**aggregates(project.high_uncertainty_threshold)).order_by()
     result = {}
     for row in rows:
+        if not row["nodes"]:
+            continue  # a constant GROUP BY still answers one row for no nodes
         key = group_key(question, row.get("bucket"), row.get(question.by) if question.by else None)
         figures = {name: row[name] for name in aggregates(0)}
         figures["confidence_sum"] = figures["confidence_sum"] or 0.0

@@ -72,6 +72,8 @@ def refresh_rollups() -> RefreshReport:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [ADVISORY_LOCK])
         if not cursor.fetchone()[0]:
             return RefreshReport(skipped=True)
+        # Rebuilds sort every node of a project; keep those sorts in memory.
+        cursor.execute("SET LOCAL work_mem = '256MB'")
         mark, _ = Watermark.objects.select_for_update().get_or_create(pk=1)
         old_node, old_fuse = mark.node_id, mark.fuse_id
         new_node, new_fuse = max(old_node, node_high), max(old_fuse, fuse_high)
@@ -147,37 +149,69 @@ DIRTY_NODES = f"""
 """
 
 
+PLACEHOLDERS = {"agent_id": "''::varchar", "step": "''::varchar", "source_type": "''::varchar", "round": "NULL::int"}
+COUNTS = ("nodes", "confidence_count", "confidence_sum", "accepted", "downweighted", "fused", "failed")
+
+
 def recompute_hours(cursor, bounds: dict) -> None:
     cursor.execute(
         f"DELETE FROM {ROLLUP} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id AND r.hour = d.hour"
     )
-    # GROUPING(round, source_type, step, agent_id) sets bit i when DIMENSIONS[i] is NOT grouped.
-    sets = ", ".join("(" + ", ".join(mask_columns(mask)) + ")" for mask in MASKS)
+    # Per (hour, trace, dimensions) first: every mask then needs only hash aggregates, no distinct sorts.
     cursor.execute(
         f"""
-        INSERT INTO {ROLLUP} (project_id, hour, mask, agent_id, step, source_type, round, nodes, traces,
-            confidence_count, confidence_sum, low_traces, accepted, downweighted, fused, failed,
-            run_prefix, run_suffix, run_best)
-        SELECT project_id, hour, 15 - GROUPING(round, source_type, step, agent_id),
-            COALESCE(agent_id, ''), COALESCE(step, ''), COALESCE(source_type, ''), round,
-            COUNT(*), COUNT(DISTINCT trace_id), COUNT(confidence), COALESCE(SUM(confidence), 0),
-            COUNT(DISTINCT trace_id) FILTER (WHERE confidence < threshold),
-            COUNT(*) FILTER (WHERE fuse_state = {ACCEPT}), COUNT(*) FILTER (WHERE fuse_state = {DOWNWEIGHT}),
-            COUNT(*) FILTER (WHERE fuse_state = {BLOCK}), COUNT(*) FILTER (WHERE fuse_state = {BLOCK} OR is_error),
-            0, 0, 0
+        CREATE TEMP TABLE metrics_trace_hours ON COMMIT DROP AS
+        SELECT project_id, hour, trace_id, agent_id, step, source_type, round,
+            COUNT(*) AS nodes, COUNT(confidence) AS confidence_count, COALESCE(SUM(confidence), 0) AS confidence_sum,
+            COALESCE(bool_or(confidence < threshold), false) AS low,
+            COUNT(*) FILTER (WHERE fuse_state = {ACCEPT}) AS accepted,
+            COUNT(*) FILTER (WHERE fuse_state = {DOWNWEIGHT}) AS downweighted,
+            COUNT(*) FILTER (WHERE fuse_state = {BLOCK}) AS fused,
+            COUNT(*) FILTER (WHERE fuse_state = {BLOCK} OR is_error) AS failed
         FROM ({DIRTY_NODES}) AS nodes
-        GROUP BY project_id, hour, GROUPING SETS ({sets})
+        GROUP BY project_id, hour, trace_id, agent_id, step, source_type, round
         """,
         bounds,
     )
+    cursor.execute(
+        f"""
+        INSERT INTO {ROLLUP} (project_id, hour, mask, agent_id, step, source_type, round, traces, low_traces,
+            {", ".join(COUNTS)}, run_prefix, run_suffix, run_best)
+        {" UNION ALL ".join(mask_rollup(mask) for mask in MASKS)}
+        """
+    )
+    cursor.execute(
+        f"""
+        CREATE TEMP TABLE metrics_fused_agent_hours ON COMMIT DROP AS
+        SELECT DISTINCT project_id, hour, agent_id FROM metrics_trace_hours WHERE fused > 0
+        """
+    )
     for mask in AGENT_MASKS:
         set_fused_runs(cursor, bounds, mask)
+    cursor.execute("DROP TABLE metrics_trace_hours, metrics_fused_agent_hours")
+
+
+def mask_rollup(mask: int) -> str:
+    """The rows of one mask from metrics_trace_hours: a trace counts once per group."""
+    columns = mask_columns(mask)
+    key = ", ".join(["project_id", "hour", *columns])
+    dimensions = ", ".join(column if column in columns else PLACEHOLDERS[column] for column in DIMENSIONS)
+    sums = ", ".join(f"SUM({name})" for name in COUNTS)
+    per_trace = f"""
+        SELECT {key}, trace_id, bool_or(low) AS low, {", ".join(f"SUM({name}) AS {name}" for name in COUNTS)}
+        FROM metrics_trace_hours GROUP BY {key}, trace_id
+    """
+    source = "metrics_trace_hours" if len(columns) == len(DIMENSIONS) else f"({per_trace}) AS per_trace"
+    return f"""
+        SELECT project_id, hour, {mask}, {dimensions}, COUNT(*), COUNT(*) FILTER (WHERE low), {sums}, 0, 0, 0
+        FROM {source} GROUP BY {key}
+    """
 
 
 def set_fused_runs(cursor, bounds: dict, mask: int) -> None:
     """Gaps and islands per (hour, agent, the mask's other dimensions): a run
     of fused nodes keeps the difference between its position among all nodes
-    and among the fused ones."""
+    and among the fused ones. Agent-hours without a fused node keep zeros."""
     columns = mask_columns(mask)
     key = ", ".join(["project_id", "hour", *columns])
     order = "ORDER BY timestamp, id"
@@ -193,6 +227,7 @@ def set_fused_runs(cursor, bounds: dict, mask: int) -> None:
                 row_number() OVER (PARTITION BY {key}, fuse_state = {BLOCK} {order}) AS state_pos,
                 COUNT(*) OVER (PARTITION BY {key}) AS total
             FROM ({DIRTY_NODES}) AS nodes
+            WHERE (project_id, hour, agent_id) IN (SELECT project_id, hour, agent_id FROM metrics_fused_agent_hours)
         ), runs AS (
             SELECT {key}, MIN(pos) AS first, MAX(pos) AS last, COUNT(*) AS length, MAX(total) AS total
             FROM seq WHERE fused GROUP BY {key}, pos - state_pos

@@ -96,8 +96,10 @@ def copy_rows(table: str, columns: list[str], rows: list[tuple]) -> None:
     """Appends rows with COPY (PostgreSQL); callers have ruled out conflicts."""
     if not rows:
         return
-    with connection.cursor() as cursor:
-        with cursor.cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+    # Django does not translate errors raised by COPY: a concurrent batch's row
+    # must surface as django.db.IntegrityError for the caller's fallback to run.
+    with connection.cursor() as cursor, connection.wrap_database_errors:
+        with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
 

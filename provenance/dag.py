@@ -43,23 +43,28 @@ def _walk(project_pk: int, product_id: str, up: bool) -> tuple[dict[str, WalkedN
     them as (child, parent) pairs. Ids that never arrived appear in edges only."""
     src, dst = ("child_product_id", "parent_product_id") if up else ("parent_product_id", "child_product_id")
     if is_postgres():
-        # A per-row index probe (OFFSET 0 keeps the planner from flattening it):
-        # without fresh statistics (a new project, a trace just ingested) a plain
-        # join rescans all of the project's edges on every step, seconds on a
-        # 5,000-node trace instead of milliseconds.
+        # Per-row index probes (OFFSET 0 keeps the planner from flattening
+        # them): without fresh statistics (a new project, a trace just
+        # ingested) a plain join rescans all of the project's edges on every
+        # step, seconds on a 5,000-node trace instead of milliseconds.
         step = (
             f"SELECT x.pid FROM reach r CROSS JOIN LATERAL ("
             f"  SELECT e.{dst} AS pid FROM {EDGE_TABLE} e WHERE e.project_id = %s AND e.{src} = r.pid OFFSET 0) x"
         )
+        edges_of_reached = (
+            f"SELECT x.child_product_id, x.parent_product_id FROM reach r CROSS JOIN LATERAL ("
+            f"  SELECT e.child_product_id, e.parent_product_id FROM {EDGE_TABLE} e"
+            f"  WHERE e.project_id = %s AND e.{src} = r.pid OFFSET 0) x"
+        )
     else:
         step = f"SELECT e.{dst} FROM {EDGE_TABLE} e JOIN reach r ON e.project_id = %s AND e.{src} = r.pid"
+        edges_of_reached = (
+            f"SELECT e.child_product_id, e.parent_product_id FROM {EDGE_TABLE} e "
+            f"WHERE e.project_id = %s AND e.{src} IN (SELECT pid FROM reach)"
+        )
     walk = f"WITH RECURSIVE reach(pid) AS (SELECT CAST(%s AS VARCHAR(255)) UNION {step}) "
     with bound_cursor() as cursor:
-        cursor.execute(
-            walk + f"SELECT e.child_product_id, e.parent_product_id FROM {EDGE_TABLE} e "
-            f"WHERE e.project_id = %s AND e.{src} IN (SELECT pid FROM reach)",
-            [product_id, project_pk, project_pk],
-        )
+        cursor.execute(walk + edges_of_reached, [product_id, project_pk, project_pk])
         edges = cursor.fetchall()
         reached = {product_id} | {pair[1] if up else pair[0] for pair in edges}
         clause, params = in_list(sorted(reached))

@@ -62,8 +62,7 @@ def graph(project: Project, trace: Trace) -> dict:
     first and the external ones after them.
     """
     rows = reading.graph_rows(trace)
-    by_product = {row[1]: i for i, row in enumerate(rows)}
-    by_pk = {row[0]: i for i, row in enumerate(rows)}
+    by_product = {row[0]: i for i, row in enumerate(rows)}
     external: list[str] = []
     external_index: dict[str, int] = {}
     edges: list[tuple[int, int]] = []
@@ -88,13 +87,13 @@ def graph(project: Project, trace: Trace) -> dict:
         "threshold": project.high_uncertainty_threshold,
         "colorscale": colors.plotly_colorscale(),
         "nodes": {
-            "id": [row[1] for row in rows],
-            "agent": [row[2] for row in rows],
-            "step": [row[3] for row in rows],
-            "source": [row[4] for row in rows],
-            "confidence": [row[5] for row in rows],
-            "fused": [int(row[6] == FuseDecision.BLOCK) for row in rows],
-            "error": [int(row[7]) for row in rows],
+            "id": [row[0] for row in rows],
+            "agent": [row[1] for row in rows],
+            "step": [row[2] for row in rows],
+            "source": [row[3] for row in rows],
+            "confidence": [row[4] for row in rows],
+            "fused": [int(row[5] == FuseDecision.BLOCK) for row in rows],
+            "error": [int(row[6]) for row in rows],
             "x": layout.x[:count],
             "y": layout.y[:count],
         },
@@ -114,7 +113,7 @@ def layer_labels(rows: list[tuple], depths: list[int], depth_count: int) -> list
     """Each depth named by its most common source type (else step), for the x axis."""
     tallies: list[dict[str, int]] = [{} for _ in range(depth_count)]
     for row, depth in zip(rows, depths):
-        name = row[4] or row[3]
+        name = row[3] or row[2]
         if name:
             tallies[depth][name] = tallies[depth].get(name, 0) + 1
     return [min(tally, key=lambda name: (-tally[name], name)) if tally else "" for tally in tallies]

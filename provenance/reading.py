@@ -195,7 +195,7 @@ def bad_answers(project: Project) -> QuerySet:
     )
 
 
-GRAPH_FIELDS = ("pk", "product_id", "agent_id", "step", "source_type", "confidence", "fuse_state", "is_error")
+GRAPH_FIELDS = ("product_id", "agent_id", "step", "source_type", "confidence", "fuse_state", "is_error")
 
 
 def graph_rows(trace: Trace) -> list[tuple]:
@@ -218,14 +218,20 @@ NEIGHBOUR_FIELDS = ("product_id", "agent_id", "step", "confidence", "fuse_state"
 def node_neighbours(node: Node) -> tuple[list[tuple[str, dict | None]], list[dict]]:
     """A node's parents in its own order (None for a parent not stored yet) and
     its children in any trace, oldest first; each as a NEIGHBOUR_FIELDS dict."""
-    parent_ids = list(Edge.objects.filter(child=node).order_by("position").values_list("parent_product_id", flat=True))
+    parent_ids = list(
+        Edge.objects.filter(project=node.project_id, child_product_id=node.product_id)
+        .order_by("position")
+        .values_list("parent_product_id", flat=True)
+    )
     stored = {
         row["product_id"]: row
         for row in Node.objects.filter(project=node.project_id, product_id__in=parent_ids).values(*NEIGHBOUR_FIELDS)
     }
-    consumers = Edge.objects.filter(project=node.project_id, parent_product_id=node.product_id).values("child")
+    consumers = Edge.objects.filter(project=node.project_id, parent_product_id=node.product_id)
     children = list(
-        Node.objects.filter(pk__in=consumers).order_by("timestamp", "pk").values(*NEIGHBOUR_FIELDS)
+        Node.objects.filter(project=node.project_id, product_id__in=consumers.values("child_product_id"))
+        .order_by("timestamp", "pk")
+        .values(*NEIGHBOUR_FIELDS)
     )
     return [(pid, stored.get(pid)) for pid in parent_ids], children
 

@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 
 EXCERPT_BYTES = 1024
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# Special-purpose ranges (IANA registries) that older Pythons' is_global misses.
+NOT_GLOBAL = [ipaddress.ip_network(n) for n in ("192.0.0.0/24", "192.88.99.0/24", "3fff::/20", "5f00::/16")]
 
 
 class UnsafeDestination(Exception):
@@ -104,7 +106,7 @@ def refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | Non
     ):
         if getattr(address, flag):
             return f"{address} is {reason} address"
-    if not address.is_global:
+    if not address.is_global or any(address in network for network in NOT_GLOBAL):
         return f"{address} is not a public address"
     return None
 

@@ -5,9 +5,10 @@ Optional extra: `pip install 'denoise-dashboard[langchain]'` (langchain-core).
 Provenance follows the data, using the run tree LangChain reports through
 `parent_run_id`: a run that contains other runs produced its output from them,
 so it lists as parents its child runs that no sibling consumed; a run consumed
-the output of the sibling that finished just before it started (a sequence),
-or else what its enclosing run consumed. Parallel branches start together and
-so do not consume each other. A failed run is recorded with `status: error`.
+the output of the sibling that finished just before it started (a sequence
+step), or else what its enclosing run consumed (the first step, or a branch of
+a parallel map, which LangChain tags `map:key:…`). A failed run is recorded
+with `status: error`.
 
     handler = DenoiseCallbackHandler(recorder, trace_id="ticket-42")
     chain.invoke(inputs, config={"callbacks": [handler]})
@@ -99,20 +100,20 @@ class DenoiseCallbackHandler(BaseCallbackHandler):
 
     # -- starts --------------------------------------------------------------
 
-    def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, metadata=None, **kwargs):
-        self._start("chain", run_id, parent_run_id, name_of(serialized, kwargs, "chain"), inputs, metadata)
+    def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, **kwargs):
+        self._start("chain", run_id, parent_run_id, name_of(serialized, kwargs, "chain"), inputs, kwargs)
 
-    def on_llm_start(self, serialized, prompts, *, run_id, parent_run_id=None, metadata=None, **kwargs):
-        self._start("llm", run_id, parent_run_id, name_of(serialized, kwargs, "llm"), prompts, metadata)
+    def on_llm_start(self, serialized, prompts, *, run_id, parent_run_id=None, **kwargs):
+        self._start("llm", run_id, parent_run_id, name_of(serialized, kwargs, "llm"), prompts, kwargs)
 
-    def on_chat_model_start(self, serialized, messages, *, run_id, parent_run_id=None, metadata=None, **kwargs):
-        self._start("llm", run_id, parent_run_id, name_of(serialized, kwargs, "chat_model"), messages, metadata)
+    def on_chat_model_start(self, serialized, messages, *, run_id, parent_run_id=None, **kwargs):
+        self._start("llm", run_id, parent_run_id, name_of(serialized, kwargs, "chat_model"), messages, kwargs)
 
-    def on_tool_start(self, serialized, input_str, *, run_id, parent_run_id=None, metadata=None, **kwargs):
-        self._start("tool", run_id, parent_run_id, name_of(serialized, kwargs, "tool"), input_str, metadata)
+    def on_tool_start(self, serialized, input_str, *, run_id, parent_run_id=None, **kwargs):
+        self._start("tool", run_id, parent_run_id, name_of(serialized, kwargs, "tool"), input_str, kwargs)
 
-    def on_retriever_start(self, serialized, query, *, run_id, parent_run_id=None, metadata=None, **kwargs):
-        self._start("retriever", run_id, parent_run_id, name_of(serialized, kwargs, "retriever"), query, metadata)
+    def on_retriever_start(self, serialized, query, *, run_id, parent_run_id=None, **kwargs):
+        self._start("retriever", run_id, parent_run_id, name_of(serialized, kwargs, "retriever"), query, kwargs)
 
     # -- ends ----------------------------------------------------------------
 
@@ -135,7 +136,8 @@ class DenoiseCallbackHandler(BaseCallbackHandler):
 
     # -- bookkeeping -----------------------------------------------------------
 
-    def _start(self, kind, run_id, parent_run_id, name, inputs, metadata):
+    def _start(self, kind, run_id, parent_run_id, name, inputs, options):
+        branch = any(str(tag).startswith("map:key:") for tag in options.get("tags") or ())
         with self._lock:
             parent = self._runs.get(parent_run_id) if parent_run_id else None
             order = next(self._order)
@@ -144,10 +146,10 @@ class DenoiseCallbackHandler(BaseCallbackHandler):
             else:
                 trace_id = parent.trace_id
                 before = [pid for finished, pid in parent.finished_children if finished < order]
-                inherited = [before[-1]] if before else list(parent.inherited)
+                inherited = [before[-1]] if before and not branch else list(parent.inherited)
                 parent.consumed_by_siblings.update(inherited)
             self._runs[run_id] = Run(kind, name, parent_run_id, trace_id, inputs, order, datetime.now(UTC),
-                                     dict(metadata or {}), inherited)
+                                     dict(options.get("metadata") or {}), inherited)
 
     def _end(self, run_id, output: str, *, status: str | None = None, confidence: float | None = None):
         with self._lock:

@@ -21,7 +21,7 @@
   });
   Plotly.newPlot(target, traces, {
     barmode: "stack", height: 280, margin: { t: 10, r: 10, b: 40, l: 50 },
-    xaxis: { type: "category", title: { text: "night" } },
+    xaxis: { type: "category" },
     yaxis: { title: { text: "findings" }, rangemode: "tozero" },
     legend: { orientation: "h" },
   }, { displaylogo: false, responsive: true });

@@ -190,8 +190,8 @@
       bucket.color.push(g.confidence[i] === null ? COLOR.unknown : g.confidence[i]);
       bucket.symbol.push(g.fused[i] ? "x" : "circle");
       bucket.size.push(g.fused[i] ? Math.round(size * 1.3) : size);
-      bucket.lineWidth.push(g.error[i] ? 3 : 1);
-      bucket.lineColor.push(g.error[i] ? COLOR.error : "#ffffff");
+      bucket.lineWidth.push(g.error[i] ? 3 : g.fused[i] ? 1.5 : 1);
+      bucket.lineColor.push(g.error[i] || g.fused[i] ? COLOR.error : "#ffffff");
       bucket.opacity.push(dim && !dim.has(i) ? 0.25 : 1);
       bucket.text.push(hoverText(i));
       bucket.label.push(labels ? shortLabel(i) : "");
@@ -614,7 +614,12 @@
     clearTimeout(refreshTimer);
     refreshTimer = setTimeout(function () {
       const keep = state.highlight;
-      loadGraph().then(function () {
+      // The toolbar and the panel change the graph's room; Plotly only follows the window by itself.
+  if (window.ResizeObserver) {
+    new ResizeObserver(function () { if (state.graph) Plotly.Plots.resize(plot); }).observe(plot);
+  }
+
+  loadGraph().then(function () {
         if (keep) state.highlight = null; // indices moved: the reader asks again
         clearButton.hidden = !state.highlight;
         setActive(null);
@@ -647,6 +652,11 @@
       liveBadge.classList.remove("on");
       setTimeout(function () { connect(Math.min(delay * 2, 30000)); }, delay);
     });
+  }
+
+  // The toolbar and the panel change the graph's room; Plotly only follows the window by itself.
+  if (window.ResizeObserver) {
+    new ResizeObserver(function () { if (state.graph) Plotly.Plots.resize(plot); }).observe(plot);
   }
 
   loadGraph().then(function () {

@@ -26,6 +26,22 @@ def closed_port() -> int:
     raise RuntimeError("no free port in the reserved range")
 
 
+class BlackHole:
+    """Accepts connections and never answers: a dashboard that hangs."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", closed_port()))
+        self.sock.listen(64)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.sock.close()
+
+
 class Gateway:
     """Answers every POST with `status` (and `Retry-After`), or, once
     `forward_to` is set, passes it on to the dashboard. Counts what it saw."""

@@ -32,9 +32,10 @@ def test_recorded_nodes_arrive_with_their_parents(live_recorder, api):
 
 
 def test_fuse_decisions_and_reviews_arrive(live_recorder, api):
-    fragment = live_recorder.record("ticket-2", "retrieval_agent_v2", "stale policy", confidence=0.3)
-    fuse = denoiseflow.ConfidenceFuse()
-    verdict = fuse.gate(live_recorder, fragment, 0.3, by_agent_id="reasoning_agent")
+    fragment = live_recorder.record("ticket-2", "retrieval_agent_v2", "stale policy", confidence=55,
+                                    confidence_scale=100)
+    fuse = denoiseflow.ConfidenceFuse(by_agent_type={"retrieval": denoiseflow.Thresholds(accept=0.85, block=0.6)})
+    verdict = fuse.gate(live_recorder, fragment, by_agent_id="reasoning_agent")  # judged on its own confidence
     answer = live_recorder.record("ticket-2", "responder", "wrong", source_type="final_answer",
                                   parent_ids=[fragment])
     live_recorder.review("ticket-2", "incorrect", answer, comment="quoted a 2019 policy")
@@ -45,7 +46,7 @@ def test_fuse_decisions_and_reviews_arrive(live_recorder, api):
     cause = api.get(f"/api/v1/traces/ticket-2/nodes/{answer.product_id}/root-cause").json()
     assert cause["root_causes"][0]["product_id"] == fragment.product_id
     node = api.get(f"/api/v1/traces/ticket-2/nodes/{fragment.product_id}").json()
-    assert node["fuses"][0]["reason"] == "confidence 0.30 below block threshold 0.50"
+    assert node["fuses"][0]["reason"] == "confidence 0.55 below block threshold 0.60 (retrieval)"
     assert node["fuses"][0]["by_agent_id"] == "reasoning_agent"
     assert api.get(f"/api/v1/traces/ticket-2/nodes/{answer.product_id}").json()["reviews"][0]["verdict"] == "incorrect"
 

@@ -1,17 +1,13 @@
 """`GET /api/v1/health/latest`: the newest report, of the key's own project only."""
 
 import pytest
-from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from provenance import health
 from tests.conftest import node_event
+from tests.provenance.health_runs import run_check as check
 
 pytestmark = pytest.mark.django_db
-
-
-def check(*args):
-    call_command("check_dag_health", *args, stdout=open("/dev/null", "w"))
 
 
 def test_before_the_first_run_the_report_is_empty(api):

@@ -1,19 +1,12 @@
 """`manage.py check_dag_health [--now ISO8601]`."""
 
-from io import StringIO
-
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError
 
 from tests.conftest import node_event
+from tests.provenance.health_runs import run_check as run
 
 pytestmark = pytest.mark.django_db
-
-
-def run(*args) -> str:
-    out = StringIO()
-    call_command("check_dag_health", *args, stdout=out)
-    return out.getvalue()
 
 
 def test_the_command_checks_every_project_and_says_what_it_found(api, other_api, ingest):

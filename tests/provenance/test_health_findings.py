@@ -3,10 +3,10 @@
 from datetime import timedelta
 
 import pytest
-from django.core.management import call_command
 from django.utils import timezone
 
 from tests.conftest import fuse_event, node_event
+from tests.provenance.health_runs import run_check
 
 pytestmark = pytest.mark.django_db
 
@@ -16,7 +16,7 @@ def after_grace():
 
 
 def check(now=None):
-    call_command("check_dag_health", *(["--now", now] if now else []), stdout=open("/dev/null", "w"))
+    run_check(*(["--now", now] if now else []))
 
 
 def findings(client, kind=None):

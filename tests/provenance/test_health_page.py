@@ -5,27 +5,16 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.core.management import call_command
-from django.test import Client
 from django.utils import timezone
 
 from tests.conftest import node_event
+from tests.provenance.health_runs import member, run_check  # noqa: F401 (member is a fixture)
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def member(project):
-    user = get_user_model().objects.create_user("ann")
-    project.members.add(user)
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def check(now):
-    call_command("check_dag_health", "--now", now, stdout=open("/dev/null", "w"))
+    run_check("--now", now)
 
 
 def test_without_a_report_the_page_says_so(member):

@@ -9,6 +9,7 @@ from django.conf import settings
 from provenance import health
 from provenance.models import HealthReport
 from provenance.tasks import check_dag_health
+from tests.provenance.health_runs import run_check
 
 pytestmark = pytest.mark.django_db
 
@@ -61,8 +62,6 @@ def test_a_project_created_after_the_last_night_waits_for_the_next(make_project)
 
 
 def test_a_manual_run_counts_for_the_night(make_project):
-    from django.core.management import call_command
-
     make_project(created_at=LONG_AGO)
-    call_command("check_dag_health", "--now", "2026-11-20T04:00:00Z", stdout=open("/dev/null", "w"))
+    run_check("--now", "2026-11-20T04:00:00Z")
     assert run_task(datetime(2026, 11, 20, 4, 15, tzinfo=UTC)) == []

@@ -1,0 +1,231 @@
+#!/usr/bin/env python
+"""One alert evaluation tick: 500 rules over 1,000,000 nodes, against a naive
+per-rule evaluation in the same run.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/alerts.py \
+        [--nodes 1000000] [--rules 500] [--days 1] [--naive-sample 50] [--keep]
+
+1. Recreates the scratch database `denoise_bench_alerts` (server and user from
+   DATABASE_URL), migrates it and has PostgreSQL generate (INSERT … SELECT over
+   generate_series) one project of N nodes in traces of 10, spread over the
+   last `--days` days: 20 agents, 8 steps, 6 source types, random confidence,
+   5% fused, 3% errors. Runs `refresh_metric_rollups` when the metrics app has
+   it, then VACUUM ANALYZE.
+2. Creates R rules (seeded): 1-2 conditions each over windows of 5m, 15m, 1h,
+   a quarter relative to the previous window, 40% unfiltered, the rest
+   filtered by one of the 20 agents or 8 steps, every metric of the contract.
+3. Times three ticks (`alerts.evaluation.tick`, a minute apart: the first has
+   every transition to write) and a naive evaluation that asks the metrics app
+   once per condition window, rule by rule, over a sample of the rules,
+   scaled to all of them. Prints seconds, queries and the ratio.
+"""
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+DATABASE = "denoise_bench_alerts"
+AGENTS = [f"agent_{i:02d}" for i in range(20)]
+STEPS = ["intake", "retrieval", "entity_extraction", "reasoning", "verification", "tool_call", "summary",
+         "final_answer"]
+SOURCES = ["user_input", "retrieval", "reasoning", "verification", "tool_result", "final_answer"]
+WINDOWS = ["5m", "15m", "1h"]
+
+
+def scratch_database_url() -> str:
+    base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    return urlunsplit(urlsplit(base)._replace(path="/" + DATABASE))
+
+
+def admin(url: str, statement: str) -> None:
+    import psycopg
+
+    with psycopg.connect(urlunsplit(urlsplit(url)._replace(path="/postgres")), autocommit=True) as conn:
+        conn.execute(statement)
+
+
+def sql_array(values: list[str]) -> str:
+    return "ARRAY[" + ", ".join(f"'{v}'" for v in values) + "]"
+
+
+def generate(project_pk: int, nodes: int, days: float, now) -> None:
+    from django.db import connection
+
+    traces = max(1, nodes // 10)
+    span = days * 86400
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT setseed(0.3)")
+        cursor.execute(
+            "INSERT INTO provenance_trace (project_id, trace_id, created_at, started_at, ended_at, node_count, "
+            "error_count) SELECT %(p)s, 't' || t, %(now)s, ts, ts, 10, 0 FROM ("
+            "  SELECT t, %(now)s - make_interval(secs => (%(traces)s - t) * %(span)s / %(traces)s) AS ts "
+            "  FROM generate_series(0, %(traces)s - 1) t) x",
+            {"p": project_pk, "now": now, "traces": traces, "span": span},
+        )
+        cursor.execute(
+            "INSERT INTO provenance_node (project_id, trace_id, product_id, event_id, agent_id, step, source_type, "
+            "content, raw_input, confidence, confidence_raw, confidence_scale, round, is_error, fuse_state, metrics, "
+            "metadata, timestamp, received_at) "
+            "SELECT %(p)s, tr.id, 'n' || i, 'e' || i, "
+            f"({sql_array(AGENTS)})[1 + (i * 7 + i / 10) %% {len(AGENTS)}], "
+            f"({sql_array(STEPS)})[1 + i %% {len(STEPS)}], ({sql_array(SOURCES)})[1 + i %% {len(SOURCES)}], "
+            "'', '', CASE WHEN r < 0.1 THEN NULL ELSE r END, NULL, 1.0, NULL, random() < 0.03, "
+            "CASE WHEN random() < 0.05 THEN 3 ELSE 0 END, '{}'::jsonb, '{}'::jsonb, ts, ts "
+            "FROM (SELECT i, random() AS r, "
+            "      %(now)s - make_interval(secs => (%(nodes)s - i) * %(span)s / %(nodes)s) AS ts "
+            "      FROM generate_series(0, %(nodes)s - 1) i) g "
+            "JOIN provenance_trace tr ON tr.project_id = %(p)s AND tr.trace_id = 't' || (i / 10)",
+            {"p": project_pk, "now": now, "nodes": traces * 10, "span": span},
+        )
+
+
+def rule_specs(count: int, seed: int = 7) -> list[dict]:
+    from alerts.conditions import RULE_METRICS
+
+    chooser = random.Random(seed)
+    thresholds = {"node_count": 1000, "trace_count": 100, "mean_confidence": 0.5, "high_uncertainty_ratio": 0.5,
+                  "fuse_rate": 0.05, "failure_rate": 0.08, "downweight_rate": 0.1, "consecutive_fuses": 3,
+                  "health_findings": 0}
+    specs = []
+    for n in range(count):
+        conditions = []
+        for _ in range(chooser.choice([1, 1, 2])):
+            metric = chooser.choice(RULE_METRICS)
+            condition = {"metric": metric, "window": chooser.choice(WINDOWS), "op": chooser.choice([">", ">=", "<"]),
+                         "threshold": thresholds[metric] * chooser.uniform(0.5, 1.5)}
+            if chooser.random() < 0.25:
+                condition["change"] = "relative"
+                condition["threshold"] = chooser.uniform(0.1, 1.0)
+            kind = chooser.random()
+            if kind >= 0.7:
+                condition["filters"] = {"step": chooser.choice(STEPS)}
+            elif kind >= 0.4:
+                condition["filters"] = {"agent_id": chooser.choice(AGENTS)}
+            conditions.append(condition)
+        specs.append({"name": f"rule {n}", "match": chooser.choice(["all", "any"]), "conditions": conditions,
+                      "for": chooser.choice(["0m", "0m", "5m"])})
+    return specs
+
+
+class QueryCounter:
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self, execute, sql, params, many, context):
+        self.count += 1
+        return execute(sql, params, many, context)
+
+
+def naive_values(project, rules, now) -> None:
+    """Each rule on its own, each condition window its own metrics call."""
+    from alerts.conditions import HEALTH_FINDINGS, Condition, relative_change
+    from metrics.definitions import window_values
+    from provenance.health import latest_finding_count
+
+    for rule in rules:
+        for condition in [Condition.from_json(c) for c in rule.conditions]:
+            if condition.metric == HEALTH_FINDINGS:
+                latest_finding_count(project)
+                continue
+            value = window_values(project, now - condition.window, now, condition.filters, [condition.metric])
+            if condition.relative:
+                before = window_values(project, now - 2 * condition.window, now - condition.window,
+                                       condition.filters, [condition.metric])
+                relative_change(value[condition.metric], before[condition.metric])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--nodes", type=int, default=1_000_000)
+    parser.add_argument("--rules", type=int, default=500)
+    parser.add_argument("--days", type=float, default=1.0, help="the nodes span this many days up to now")
+    parser.add_argument("--naive-sample", type=int, default=50, help="rules the naive evaluation runs (scaled up)")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    args = parser.parse_args()
+
+    url = scratch_database_url()
+    admin(url, f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
+    admin(url, f'CREATE DATABASE "{DATABASE}"')
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "denoise_dashboard.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command, get_commands
+    from django.db import connection
+    from django.utils import timezone
+
+    from alerts import evaluation, rules
+    from alerts.models import AlertEvent, AlertRule
+    from alerts.serializers import AlertRuleSerializer
+    from provenance.models import Node, Project
+
+    try:
+        call_command("migrate", verbosity=0)
+        project = Project.objects.create(slug="bench")
+        now = timezone.now().replace(second=0, microsecond=0)
+        started = time.perf_counter()
+        generate(project.pk, args.nodes, args.days, now)
+        generated = time.perf_counter() - started
+        refresh = "refresh_metric_rollups" in get_commands()
+        if refresh:
+            started = time.perf_counter()
+            call_command("refresh_metric_rollups", stdout=open(os.devnull, "w"))
+            print(f"refresh_metric_rollups: {time.perf_counter() - started:.1f} s")
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")
+        print(f"generated {Node.objects.filter(project=project).count():,} nodes over {args.days:g} day(s) "
+              f"in {generated:.1f} s")
+
+        for spec in rule_specs(args.rules):
+            serializer = AlertRuleSerializer(data=spec)
+            serializer.is_valid(raise_exception=True)
+            rules.create_rule(project, serializer.validated_data)
+        windows = {(c["window"], c.get("change"), tuple(sorted((c.get("filters") or {}).items())))
+                   for r in AlertRule.objects.all() for c in r.conditions}
+        print(f"{args.rules} rules, {sum(len(r.conditions) for r in AlertRule.objects.all())} conditions, "
+              f"{len(windows)} distinct (window, change, filters)")
+
+        ticks = []
+        for minute in range(3):
+            counter = QueryCounter()
+            with connection.execute_wrapper(counter):
+                started = time.perf_counter()
+                evaluation.tick(now + timedelta(minutes=minute))
+                ticks.append((time.perf_counter() - started, counter.count))
+        for index, (seconds, queries) in enumerate(ticks):
+            label = "first tick (every transition written)" if index == 0 else f"tick {index + 1}"
+            print(f"{label:40s} {seconds:7.3f} s  {queries:4d} queries")
+        firing = AlertRule.objects.filter(state="firing").count()
+        print(f"after the ticks: {firing} rules firing, {AlertEvent.objects.count()} events")
+
+        sample = list(AlertRule.objects.order_by("pk")[: args.naive_sample])
+        counter = QueryCounter()
+        with connection.execute_wrapper(counter):
+            started = time.perf_counter()
+            naive_values(project, sample, now + timedelta(minutes=3))
+            naive = (time.perf_counter() - started) * args.rules / len(sample)
+        naive_queries = counter.count * args.rules // len(sample)
+        grouped = statistics.median(seconds for seconds, _ in ticks)
+        scaled = " (scaled from {} rules)".format(len(sample)) if len(sample) < args.rules else ""
+        print(f"naive per-rule evaluation{scaled:25s} {naive:7.3f} s  {naive_queries:4d} queries (values only)")
+        print(f"grouped tick (median of 3)               {grouped:7.3f} s  -> {naive / grouped:.1f}x faster than naive")
+        worst = max(seconds for seconds, _ in ticks)
+        print(f"goal: one tick of {args.rules} rules over {args.nodes:,} nodes under 2 s: "
+              f"{'met' if worst < 2 else 'MISSED'} (slowest tick {worst:.3f} s)")
+    finally:
+        connection.close()
+        if not args.keep:
+            admin(url, f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""The demo's users, project, API key and alert rules, created once and reused.
+
+The raw API key is only ever shown once by the product, so the demo keeps it in
+`var/demo-credentials.json` (var/ is not committed) to print it on every run.
+"""
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from provenance.models import ApiKey, Project, hash_api_key
+
+logger = logging.getLogger(__name__)
+
+PROJECT_SLUG = "demo"
+PROJECT_NAME = "Demo: customer tickets"
+KEY_NAME = "demo"
+
+
+@dataclass(frozen=True)
+class DemoAccess:
+    project: Project
+    api_key: str
+    rules: int | None  # demo alert rules installed; None when the alerts app offers none
+
+
+def credentials_path() -> Path:
+    return Path(settings.VAR_DIR) / "demo-credentials.json"
+
+
+def ensure_user(username: str, password: str, *, superuser: bool):
+    User = get_user_model()
+    user, created = User.objects.get_or_create(
+        username=username, defaults={"is_staff": superuser, "is_superuser": superuser}
+    )
+    if created or not user.check_password(password) or user.is_superuser != superuser:
+        user.set_password(password)
+        user.is_staff = user.is_superuser = superuser
+        user.is_active = True
+        user.save()
+    return user
+
+
+def stored_key(project: Project) -> str | None:
+    """The raw key from the credentials file, if it still opens this project."""
+    try:
+        raw = json.loads(credentials_path().read_text())["api_key"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    active = ApiKey.objects.filter(project=project, key_hash=hash_api_key(raw), revoked_at__isnull=True)
+    return raw if isinstance(raw, str) and active.exists() else None
+
+
+def write_credentials(project: Project, raw: str) -> None:
+    path = credentials_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"project": project.slug, "api_key": raw}) + "\n")
+    os.chmod(path, 0o600)
+
+
+def install_rules(project: Project) -> int | None:
+    """The alerts app's demo rules, when it ships them."""
+    try:
+        from alerts.demo_rules import install_demo_rules
+    except ImportError:
+        logger.warning("alerts.demo_rules is not available; the demo project has no alert rules")
+        return None
+    return len(install_demo_rules(project))
+
+
+def ensure_demo_access() -> DemoAccess:
+    with transaction.atomic():
+        demo = ensure_user("demo", "demo", superuser=False)
+        ensure_user("admin", "admin", superuser=True)
+        project, _ = Project.objects.get_or_create(slug=PROJECT_SLUG, defaults={"name": PROJECT_NAME})
+        project.members.add(demo)
+        raw = stored_key(project)
+        if raw is None:
+            _, raw = project.issue_api_key(KEY_NAME)
+            write_credentials(project, raw)
+    return DemoAccess(project, raw, install_rules(project))

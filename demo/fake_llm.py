@@ -1,0 +1,134 @@
+"""A seeded fake LLM for the demo: plausible support-ticket artifacts whose
+quality depends on a noise level, with the ground truth kept alongside.
+
+Every artifact comes with a confidence and a hidden `correct` flag. The two are
+related but not equal — a noisy model is also overconfident — which is what
+makes the calibration chart interesting and the reviews meaningful.
+"""
+
+import json
+import random
+from dataclasses import dataclass
+
+TICKETS = [
+    ("refund_status", "I returned the {item} on {date}. Where is my refund for order {order}?",
+     "Refunds for returned items are issued within 14 days of the return reaching the warehouse."),
+    ("delivery_delay", "Order {order} was due on {date} and still has not arrived.",
+     "Standard deliveries take 3-5 working days; delays over 10 days are escalated to the carrier."),
+    ("double_charge", "I was charged twice for order {order} on {date}.",
+     "Duplicate card authorisations are released automatically by the bank within 5 working days."),
+    ("login_problem", "I cannot log in since {date}, the reset email never arrives.",
+     "Password reset emails are sent from no-reply@shop.example and may land in the spam folder."),
+    ("cancel_subscription", "Please cancel my subscription before the renewal on {date}.",
+     "Subscriptions can be cancelled any time before renewal from the account page, with no fee."),
+    ("damaged_item", "The {item} from order {order} arrived broken on {date}.",
+     "Items damaged in transit are replaced free of charge once a photo of the damage is provided."),
+]
+ITEMS = ["blender", "desk lamp", "kettle", "headphones", "backpack", "monitor stand", "coffee grinder"]
+DISTRACTORS = [
+    "Orders shipped outside the EU are not eligible for refunds (policy of 2019).",
+    "Gift cards cannot be exchanged for cash.",
+    "Store pickup orders are held for 7 days.",
+    "Loyalty points expire after 24 months of inactivity.",
+    "Express delivery is not available on public holidays.",
+]
+
+
+def clamp(value: float, low: float = 0.02, high: float = 0.99) -> float:
+    return min(high, max(low, value))
+
+
+@dataclass
+class Artifact:
+    content: str
+    confidence: float
+    correct: bool
+    failed: bool = False
+
+
+class FakeLLM:
+    """One ticket's worth of model calls, reproducible from the seed."""
+
+    def __init__(self, seed: str, noise: float):
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.noise = noise
+        self.intent, template, self.policy = self.rng.choice(TICKETS)
+        self.order = f"A-{self.rng.randint(1000, 9999)}"
+        self.item = self.rng.choice(ITEMS)
+        self.date = f"{self.rng.randint(1, 28)} {self.rng.choice(['March', 'April', 'May'])}"
+        self.ticket = template.format(item=self.item, date=self.date, order=self.order)
+
+    def scored(self, quality: float, spread: float = 0.1) -> tuple[float, bool]:
+        """A confidence around `quality`, and whether the artifact is really right.
+        Under noise the model stays more confident than it should be."""
+        confidence = clamp(self.rng.gauss(quality, spread))
+        overconfidence = 0.3 * self.noise
+        correct = self.rng.random() < clamp(confidence + 0.18 - overconfidence, 0.02, 0.99)
+        return confidence, correct
+
+    def classify(self, temperature: float, sample: int) -> str:
+        """One intent sample: the higher the noise and temperature, the likelier a
+        wrong label. Seeded per sample, so parallel sampling stays reproducible."""
+        rng = random.Random(f"{self.seed}:intent:{sample}")
+        wrong = rng.random() < clamp(self.noise * 0.9 + temperature * 0.12, 0.0, 0.9)
+        return rng.choice([t[0] for t in TICKETS]) if wrong else self.intent
+
+    def extract(self) -> Artifact:
+        if self.rng.random() < max(0.0, self.noise - 0.3) * 0.9:
+            return Artifact('{"order_id": ', 0.0, False, failed=True)  # the model's JSON broke off
+        confidence, correct = self.scored(0.93 - 1.1 * self.noise, 0.08)
+        entities = {"order_id": self.order if correct else f"A-{self.rng.randint(1000, 9999)}", "date": self.date}
+        if "{item}" in next(t[1] for t in TICKETS if t[0] == self.intent):
+            entities["item"] = self.item
+        return Artifact(json.dumps(entities), confidence, correct)
+
+    def retrieve(self, count: int, drift: float) -> list[Artifact]:
+        """Fragments from the knowledge base; a stale index (drift) and noise lower similarity."""
+        fragments = []
+        for index in range(count):
+            relevant = index == 0 or self.rng.random() < 0.55 - self.noise * 0.4
+            if relevant:
+                # A stale index hurts the right documents most: their similarity sinks towards the rest.
+                quality = 0.86 - self.noise * 0.7 - drift * 1.5
+            elif self.rng.random() < 0.12:
+                quality = 0.38  # off topic: what a consumer's fuse is for
+            else:
+                quality = 0.68 - self.noise * 0.5 - drift * 0.3
+            confidence, correct = self.scored(quality, 0.08)
+            content = self.policy if relevant and correct else self.rng.choice(DISTRACTORS)
+            fragments.append(Artifact(content, confidence, relevant and correct))
+        return fragments
+
+    def tool(self) -> Artifact:
+        if self.rng.random() < 0.03 + self.noise * 0.15:
+            return Artifact("order service timed out after 5 s", 0.0, False, failed=True)
+        return Artifact(f"order {self.order}: status shipped, 1 item ({self.item})", 0.99, True)
+
+    def reason(self, inputs_correct: bool, support: float, round_: int) -> Artifact:
+        quality = clamp(0.35 + 0.55 * support - 0.3 * self.noise + 0.05 * (round_ - 1))
+        confidence = clamp(self.rng.gauss(quality, 0.08))
+        correct = inputs_correct and self.rng.random() < 0.97 - 0.3 * self.noise
+        text = (f"The customer asks about {self.intent.replace('_', ' ')} for order {self.order}. "
+                f"Per policy: {self.policy}" if correct else
+                f"Order {self.order} does not qualify; the request should be declined.")
+        return Artifact(text, confidence, correct)
+
+    def verify(self, conclusion: Artifact) -> Artifact:
+        # The verifier checks the logic, not the premises: a fluent wrong conclusion often passes.
+        passes = self.rng.random() < (0.9 if conclusion.correct else 0.55) - self.noise * 0.3
+        confidence = clamp(self.rng.gauss(0.85 if passes else 0.7, 0.07))
+        text = "Conclusion follows from the cited policy." if passes else "Conclusion not supported; retrieve again."
+        return Artifact(text, confidence, passes)
+
+    def summarize(self, conclusion: Artifact) -> Artifact:
+        confidence = clamp(conclusion.confidence + self.rng.gauss(0.03, 0.04))
+        return Artifact(f"Summary: {conclusion.content}", confidence, conclusion.correct)
+
+    def answer(self, summary: Artifact) -> Artifact:
+        confidence = clamp(summary.confidence + self.rng.gauss(0.0, 0.03))
+        if summary.correct:
+            text = f"Hello, thanks for your patience. {self.policy} Your order {self.order} is covered."
+        else:
+            text = f"Hello, unfortunately order {self.order} is not eligible. Kind regards, Support."
+        return Artifact(text, confidence, summary.correct)

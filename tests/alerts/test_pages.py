@@ -1,0 +1,195 @@
+"""The alert pages through Django's test client, as a logged-in member: the
+builder (errors, preview, save), rule page actions, history with trace links."""
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.utils import timezone
+
+from alerts.models import AlertRule
+from tests.alerts.conftest import SECRET
+from tests.conftest import node_event
+
+FUSE_RULE = [{"metric": "fuse_rate", "window": "15m", "op": ">", "threshold": 0.2}]
+
+
+@pytest.fixture
+def member(project):
+    user = get_user_model().objects.create_user("ann")
+    project.members.add(user)
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def builder_post(**overrides) -> dict:
+    form = {
+        "name": "fuses", "match": "all", "for": "0m", "action": "save",
+        "condition_metric": ["fuse_rate", "failure_rate"], "condition_window": ["15m", "15m"],
+        "condition_change": ["", ""], "condition_agent_id": ["", ""],
+        "condition_step": ["", "entity_extraction"], "condition_source_type": ["", ""],
+        "condition_op": [">", ">"], "condition_threshold": ["0.2", "0.7"],
+        "destination_url": ["https://example.org/hook"], "destination_secret": [SECRET],
+    }
+    form.update(overrides)
+    return form
+
+
+def recent_fused_nodes(ingest):
+    """Fused nodes a minute ago, so "as of now" sees them."""
+    now = timezone.now()
+    events = []
+    for i in range(3):
+        event = node_event(f"n{i}", f"trace-{i}", step="entity_extraction", fuse={"decision": "block", "reason": "x"})
+        event["timestamp"] = (now - timedelta(seconds=60 + i)).isoformat()
+        events.append(event)
+    ingest(*events)
+
+
+def test_pages_need_a_member(client, project, create_rule):
+    rule = create_rule(conditions=FUSE_RULE)
+    for url in ("/alerts/acme/", f"/alerts/acme/{rule['id']}/", "/alerts/acme/history/", "/alerts/acme/new/"):
+        assert client.get(url).status_code == 302, url
+    outsider = get_user_model().objects.create_user("bob")
+    client.force_login(outsider)
+    for url in ("/alerts/acme/", f"/alerts/acme/{rule['id']}/", "/alerts/acme/history/"):
+        assert client.get(url).status_code == 404, url
+
+
+def test_another_projects_rule_is_not_found_from_this_project(member, make_project, create_rule):
+    from rest_framework.test import APIClient
+
+    _, key = make_project("globex")
+    other = APIClient()
+    other.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    foreign = create_rule(client=other, conditions=FUSE_RULE)
+    assert member.get(f"/alerts/acme/{foreign['id']}/").status_code == 404
+    assert member.post(f"/alerts/acme/{foreign['id']}/toggle/").status_code == 404
+
+
+def test_the_builder_creates_a_rule(member, api):
+    response = member.post("/alerts/acme/new/", builder_post())
+    assert response.status_code == 302
+    rule = api.get("/api/v1/alert-rules").json()[0]
+    assert response["Location"] == f"/alerts/acme/{rule['id']}/"
+    assert rule["conditions"] == [
+        {"metric": "fuse_rate", "window": "15m", "op": ">", "threshold": 0.2},
+        {"metric": "failure_rate", "window": "15m", "filters": {"step": "entity_extraction"}, "op": ">",
+         "threshold": 0.7},
+    ]
+    assert rule["destinations"][0]["url"] == "https://example.org/hook"
+    page = member.get(response["Location"]).content.decode()
+    assert "fuse_rate over 15m &gt; 0.2" in page
+    assert "failure_rate [step=entity_extraction] over 15m &gt; 0.7" in page
+
+
+def test_the_builder_shows_errors_by_field_and_keeps_the_input(member):
+    response = member.post("/alerts/acme/new/", builder_post(condition_threshold=["0.2", "lots"],
+                                                            condition_window=["15m", "15 minutes"]))
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "<code>conditions[1].threshold</code>: A valid number is required." in page
+    assert "<code>conditions[1].window</code>: must be a duration" in page
+    assert 'value="lots"' in page
+    assert AlertRule.objects.count() == 0
+
+
+def test_preview_says_whether_the_rule_holds_now_without_saving(member, ingest):
+    recent_fused_nodes(ingest)
+    response = member.post("/alerts/acme/new/", builder_post(action="preview", condition_metric=["fuse_rate",
+                                                                                                 "node_count"]))
+    page = response.content.decode()
+    assert "As of now this rule would be: <strong>holding</strong>" in page
+    assert re.search(r"fuse_rate over 15m &gt; 0.2</code>: value <strong>1</strong> — holds", page)
+    assert AlertRule.objects.count() == 0
+
+    response = member.post("/alerts/acme/new/", builder_post(action="preview", condition_threshold=["0.2", "5"],
+                                                            condition_metric=["fuse_rate", "node_count"],
+                                                            condition_step=["", ""]))
+    page = response.content.decode()
+    assert "As of now this rule would be: <strong>not holding</strong>" in page
+    assert re.search(r"node_count over 15m &gt; 5</code>: value <strong>3</strong> — does not hold", page)
+
+
+def test_editing_keeps_the_destination_and_its_history(member, api, create_rule):
+    rule = create_rule(conditions=FUSE_RULE, destinations=[{"type": "webhook", "url": "https://example.org/hook",
+                                                            "secret": SECRET}])
+    form = member.get(f"/alerts/acme/{rule['id']}/edit/").content.decode()
+    assert 'value="https://example.org/hook"' in form
+    response = member.post(f"/alerts/acme/{rule['id']}/edit/", builder_post(name="renamed"))
+    assert response.status_code == 302
+    after = api.get(f"/api/v1/alert-rules/{rule['id']}").json()
+    assert after["name"] == "renamed"
+    assert after["destinations"][0]["id"] == rule["destinations"][0]["id"]
+
+
+def test_enable_disable_mute_and_delete(member, api, create_rule):
+    rule = create_rule(conditions=FUSE_RULE)
+    url = f"/alerts/acme/{rule['id']}/"
+    member.post(url + "toggle/")
+    assert api.get(f"/api/v1/alert-rules/{rule['id']}").json()["enabled"] is False
+    assert "Disabled" in member.get(url).content.decode()
+    member.post(url + "toggle/")
+    assert api.get(f"/api/v1/alert-rules/{rule['id']}").json()["enabled"] is True
+
+    member.post(url + "mute/", {"minutes": "60"})
+    muted_until = api.get(f"/api/v1/alert-rules/{rule['id']}").json()["muted_until"]
+    assert muted_until is not None
+    assert "Muted until" in member.get(url).content.decode()
+    member.post(url + "mute/", {"until": "2099-01-02T03:04"})
+    assert api.get(f"/api/v1/alert-rules/{rule['id']}").json()["muted_until"] == "2099-01-02T03:04:00Z"
+    response = member.post(url + "mute/", {"until": "2001-01-01T00:00"}, follow=True)
+    assert "give a time in the future" in response.content.decode()
+    member.post(url + "mute/", {"unmute": "1"})
+    assert api.get(f"/api/v1/alert-rules/{rule['id']}").json()["muted_until"] is None
+
+    assert member.get(url + "toggle/").status_code == 405
+    member.post(url + "delete/")
+    assert api.get(f"/api/v1/alert-rules/{rule['id']}").status_code == 404
+
+
+def test_send_test_posts_and_shows_the_attempt(member, create_rule, receiver, django_capture_on_commit_callbacks):
+    rule = create_rule(conditions=FUSE_RULE, destinations=[{"type": "webhook", "url": receiver.url,
+                                                            "secret": SECRET}])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = member.post(f"/alerts/acme/{rule['id']}/test/")
+    assert response.status_code == 302
+    request = receiver.wait_for(1)[0]
+    assert request.verified
+    assert request.json["type"] == "alert.test"
+    assert request.json["rule"] == {"id": rule["id"], "name": "rule"}
+    page = member.get(f"/alerts/acme/{rule['id']}/").content.decode()
+    assert request.headers["webhook-id"] in page
+    assert re.search(r"<td>1</td><td>[\d:]+</td><td>ok</td>\s*<td>200</td><td>\d+ ms</td>", page)
+    assert "answered 200" in page
+
+
+def test_a_disabled_destination_can_be_enabled_again(member, api, create_rule, receiver, evaluate, ingest):
+    receiver.script = [410]
+    rule = create_rule(conditions=[{"metric": "node_count", "window": "5m", "op": "<", "threshold": 1}],
+                       destinations=[{"type": "webhook", "url": receiver.url, "secret": SECRET}])
+    evaluate(0)
+    page = member.get(f"/alerts/acme/{rule['id']}/").content.decode()
+    assert "410 Gone" in page and "Enable again" in page
+    destination_id = rule["destinations"][0]["id"]
+    member.post(f"/alerts/acme/{rule['id']}/destinations/{destination_id}/enable/")
+    assert api.get(f"/api/v1/alert-rules/{rule['id']}").json()["destinations"][0]["disabled"] is False
+
+
+def test_history_lists_events_with_values_and_example_traces(member, create_rule, ingest, evaluate):
+    rule = create_rule(name="fuses <b>", conditions=FUSE_RULE)
+    ingest(node_event("ok1", "calm-trace", seconds=10, confidence=0.9),
+           node_event("bad1", "<script>alert(1)</script>", seconds=20, fuse={"decision": "block", "reason": "x"}))
+    evaluate(1)
+    page = member.get("/alerts/acme/history/").content.decode()
+    assert "fuses &lt;b&gt;" in page
+    assert "<code>fuse_rate</code> 0.5" in page
+    links = re.findall(r'<a class="trace-link" href="([^"]+)">([^<]+)</a>', page)
+    assert links[0] == ("/p/acme/traces/%3Cscript%3Ealert(1)%3C/script%3E/", "&lt;script&gt;alert(1)&lt;/script&gt;"), \
+        "the fused trace first, escaped"
+    assert links[1] == ("/p/acme/traces/calm-trace/", "calm-trace")
+    assert "<script>alert(1)" not in page
+    assert f"/alerts/acme/{rule['id']}/" in page

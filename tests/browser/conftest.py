@@ -1,0 +1,129 @@
+"""Browser tests against a live ASGI server.
+
+Websockets need an ASGI server, so the server is Daphne, run as a child
+process on the pytest-django test database (Channels' own live-server test case
+does the same). Test data is committed (`transactional_db`) so the server sees
+it. The server keeps its in-process channel layer: ingest that should reach open
+pages goes through the server's HTTP API, as an agent's would.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import pytest
+from django.contrib.auth import get_user_model
+
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "screenshots"
+# This suite's loopback ports; the first free one is used.
+PORTS = range(8101, 8120)
+
+
+def free_port() -> int:
+    for port in PORTS:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) != 0:
+                return port
+    raise RuntimeError(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
+
+
+def database_url(db: dict) -> str:
+    credentials = quote(db["USER"] or "", safe="")
+    if db.get("PASSWORD"):
+        credentials += ":" + quote(db["PASSWORD"], safe="")
+    return f"postgres://{credentials}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+class LiveServer:
+    def __init__(self, url: str, process: subprocess.Popen, log: Path):
+        self.url = url
+        self.process = process
+        self.log = log
+
+    def ingest(self, api_key: str, *events) -> dict:
+        response = httpx.post(f"{self.url}/api/v1/ingest", json={"batch": list(events)},
+                              headers={"Authorization": f"Bearer {api_key}"}, timeout=30)
+        assert response.status_code == 207, response.text
+        assert response.json()["errors"] == [], response.text
+        return response.json()
+
+
+@pytest.fixture(scope="session")
+def asgi_live_server(django_db_setup, django_db_blocker, tmp_path_factory):
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("browser tests run against PostgreSQL")
+    port = free_port()
+    log = tmp_path_factory.mktemp("daphne") / "server.log"
+    env = {key: value for key, value in os.environ.items() if key not in {"REDIS_URL", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
+    env.update(DATABASE_URL=database_url(connection.settings_dict), EMBEDDED_SCHEDULER="0", PYTHONUNBUFFERED="1")
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "denoise_dashboard.asgi:application"],
+            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"{url}/login/", timeout=2).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"daphne did not start:\n{log.read_text()[-4000:]}")
+        time.sleep(0.2)
+    yield LiveServer(url, process, log)
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+@pytest.fixture
+def tenant(transactional_db):
+    """A project with an API key and a member who can sign in."""
+    from provenance.models import Project
+
+    project = Project.objects.create(slug="acme", name="Acme support")
+    _, key = project.issue_api_key()
+    user = get_user_model().objects.create_user("mia", password="pw-mia-12345")
+    project.members.add(user)
+    return project, key, user
+
+
+def sign_in(page, server: LiveServer, username: str = "mia", password: str = "pw-mia-12345") -> None:
+    """Through the login form, as a person would."""
+    page.goto(f"{server.url}/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{server.url}/p/**")
+
+
+@pytest.fixture
+def watched_page(page):
+    """The page, with every script error, failed request and dialog recorded."""
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("console", lambda message: problems.append(f"console: {message.text}")
+            if message.type == "error" and not message.location.get("url", "").endswith("/favicon.ico") else None)
+    page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+    page.problems = problems
+    return page
+
+
+def screenshot(page, name: str) -> Path:
+    SCREENSHOTS.mkdir(exist_ok=True)
+    path = SCREENSHOTS / name
+    page.screenshot(path=str(path))
+    return path

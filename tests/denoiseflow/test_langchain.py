@@ -1,0 +1,77 @@
+"""The LangChain callback handler: chain, LLM and tool runs become nodes whose
+parents follow the data through the run tree."""
+
+import pytest
+
+pytest.importorskip("langchain_core")
+
+from langchain_core.language_models.fake import FakeListLLM  # noqa: E402
+from langchain_core.output_parsers import StrOutputParser  # noqa: E402
+from langchain_core.prompts import PromptTemplate  # noqa: E402
+from langchain_core.runnables import RunnableLambda, RunnableParallel  # noqa: E402
+from langchain_core.tools import tool  # noqa: E402
+
+from denoiseflow.integrations.langchain import DenoiseCallbackHandler  # noqa: E402
+
+
+@tool
+def order_status(order_id: str) -> str:
+    """Looks an order up."""
+    if order_id == "missing":
+        raise ValueError("no such order")
+    return f"order {order_id}: refunded on 3 March"
+
+
+def ticket_chain():
+    retrieve = RunnableLambda(lambda q: "Refunds are paid within 14 days.", name="retrieve_policy").with_config(
+        metadata={"denoise_source_type": "retrieval", "denoise_confidence": 0.42})
+    gather = RunnableParallel(context=retrieve, question=RunnableLambda(lambda q: q, name="question"))
+    prompt = PromptTemplate.from_template("Context: {context}\nQuestion: {question}")
+    return gather | prompt | FakeListLLM(responses=["Within 14 days."]) | StrOutputParser()
+
+
+def by_step(api, trace_id: str) -> dict[str, dict]:
+    nodes = api.get(f"/api/v1/traces/{trace_id}").json()["nodes"]
+    return {n["step"]: n for n in nodes}
+
+
+def test_a_chain_run_becomes_a_provenance_dag(live_recorder, api):
+    handler = DenoiseCallbackHandler(live_recorder, trace_id="lc-1")
+    assert ticket_chain().invoke("Where is my refund?", config={"callbacks": [handler]}) == "Within 14 days."
+    assert live_recorder.flush(timeout=10)
+
+    steps = by_step(api, "lc-1")
+    pid = {step: node["product_id"] for step, node in steps.items()}
+    assert steps["retrieve_policy"]["confidence"] == 0.42
+    assert steps["retrieve_policy"]["source_type"] == "retrieval"
+    # The two parallel branches consumed nothing of each other; the map consumed both.
+    assert steps["retrieve_policy"]["parent_ids"] == [] and steps["question"]["parent_ids"] == []
+    assert sorted(steps["RunnableParallel<context,question>"]["parent_ids"]) == sorted(
+        [pid["retrieve_policy"], pid["question"]])
+    assert steps["FakeListLLM"]["parent_ids"] == [pid["PromptTemplate"]]
+    assert steps["FakeListLLM"]["source_type"] == "reasoning"
+    final = steps["RunnableSequence"]
+    assert final["source_type"] == "final_answer" and final["parent_ids"] == [pid["StrOutputParser"]]
+
+    cause = api.get(f"/api/v1/traces/lc-1/nodes/{final['product_id']}/root-cause").json()
+    assert cause["root_causes"][0]["product_id"] == pid["retrieve_policy"]  # low confidence, found upstream
+
+
+def test_a_failing_tool_is_an_error_node(live_recorder, api):
+    handler = DenoiseCallbackHandler(live_recorder, trace_id="lc-2")
+    assert "refunded" in order_status.invoke("A-1043", config={"callbacks": [handler]})
+    with pytest.raises(ValueError):
+        order_status.invoke("missing", config={"callbacks": [handler]})
+    assert live_recorder.flush(timeout=10)
+
+    nodes = api.get("/api/v1/traces/lc-2").json()["nodes"]
+    assert [(n["step"], n["status"]) for n in nodes] == [("order_status", "ok"), ("order_status", "error")]
+
+
+def test_without_a_trace_id_each_top_level_run_is_its_own_trace(live_recorder, api):
+    handler = DenoiseCallbackHandler(live_recorder)
+    chain = RunnableLambda(lambda x: x * 2, name="double")
+    chain.invoke(2, config={"callbacks": [handler], "run_id": "0193a9d4-7b4c-7000-8000-000000000001"})
+    assert live_recorder.flush(timeout=10)
+    nodes = api.get("/api/v1/traces/0193a9d4-7b4c-7000-8000-000000000001").json()["nodes"]
+    assert [n["product_id"] for n in nodes] == ["0193a9d4-7b4c-7000-8000-000000000001"]

@@ -1,0 +1,126 @@
+"""The explorer's websockets, through the real ASGI application (origin check,
+session auth, routing): open pages hear about new nodes and traces after
+commit, and only members of the project (or staff) may listen."""
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from denoise_dashboard.asgi import application
+from tests.conftest import node_event, review_event
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ORIGIN = b"http://127.0.0.1:8000"
+
+
+@pytest.fixture(autouse=True)
+def in_process_layer(settings):
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+
+def session_cookie(user) -> bytes:
+    client = Client()
+    client.force_login(user)
+    return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}".encode()
+
+
+def headers_for(user=None, origin: bytes = ORIGIN) -> list[tuple[bytes, bytes]]:
+    headers = [(b"origin", origin), (b"host", b"127.0.0.1:8000")]
+    if user is not None:
+        headers.append((b"cookie", session_cookie(user)))
+    return headers
+
+
+@pytest.fixture
+def member(project):
+    user = get_user_model().objects.create_user("mia")
+    project.members.add(user)
+    return user
+
+
+def listen_while(path: str, user, action, count: int = 1) -> list[dict]:
+    """Connects, runs `action` (sync, e.g. an ingest), returns what arrived."""
+
+    headers = headers_for(user)
+
+    async def scenario():
+        communicator = WebsocketCommunicator(application, path, headers=headers)
+        connected, _ = await communicator.connect()
+        assert connected
+        await database_sync_to_async(action)()
+        messages = [await communicator.receive_json_from(timeout=5) for _ in range(count)]
+        assert await communicator.receive_nothing(timeout=0.2)
+        await communicator.disconnect()
+        return messages
+
+    return async_to_sync(scenario)()
+
+
+def refused(path: str, user=None, origin: bytes = ORIGIN) -> bool:
+    headers = headers_for(user, origin)
+
+    async def scenario():
+        communicator = WebsocketCommunicator(application, path, headers=headers)
+        connected, _ = await communicator.connect()
+        await communicator.disconnect()
+        return not connected
+
+    return async_to_sync(scenario)()
+
+
+def test_an_open_trace_hears_its_new_nodes(member, ingest):
+    ingest(node_event("a", "t1"))
+    [message] = listen_while("/ws/p/acme/traces/t1/", member,
+                             lambda: ingest(node_event("b", "t1", parents=["a"], seconds=1), node_event("c", "t2")))
+    assert message == {"type": "nodes.added", "nodes": ["b"]}
+
+
+def test_the_trace_list_hears_new_traces_as_rows(member, ingest):
+    ingest(node_event("a", "t1"))
+    [message] = listen_while("/ws/p/acme/traces/", member, lambda: ingest(
+        node_event("x", "new-trace", confidence=0.3, source_type="final_answer"), review_event("new-trace", "incorrect")))
+    assert message["type"] == "traces.changed"
+    [row] = message["traces"]
+    assert row["trace_id"] == "new-trace"
+    assert row["url"] == "/p/acme/traces/new-trace/"
+    assert (row["node_count"], row["min_confidence"], row["final_confidence"], row["verdict"]) == (1, 0.3, 0.3, "incorrect")
+
+
+def test_other_projects_ingest_is_not_heard(member, ingest, other_api):
+    ingest(node_event("a", "t1"))
+
+    def elsewhere():
+        ingest(node_event("g", "t1"), client=other_api)
+        ingest(node_event("b", "t1", seconds=1))
+
+    [message] = listen_while("/ws/p/acme/traces/t1/", member, elsewhere)
+    assert message["nodes"] == ["b"]
+
+
+def test_anonymous_and_foreign_origin_are_refused(member, ingest):
+    ingest(node_event("a", "t1"))
+    assert refused("/ws/p/acme/traces/t1/")
+    assert refused("/ws/p/acme/traces/")
+    assert refused("/ws/p/acme/traces/t1/", member, origin=b"http://evil.example")
+    assert not refused("/ws/p/acme/traces/t1/", member)
+
+
+def test_a_member_of_another_project_is_refused(member, make_project, ingest, other_api):
+    ingest(node_event("a", "t1"))
+    ingest(node_event("g", "g1"), client=other_api)
+    assert refused("/ws/p/globex/traces/g1/", member)
+    assert refused("/ws/p/globex/traces/", member)
+    # Its trace is not reachable through one's own project either.
+    assert refused("/ws/p/acme/traces/g1/", member)
+    assert refused("/ws/p/acme/traces/no-such-trace/", member)
+
+
+def test_staff_may_listen_to_any_project(ingest, other_api):
+    ingest(node_event("g", "g1"), client=other_api)
+    staff = get_user_model().objects.create_user("root", is_staff=True)
+    assert not refused("/ws/p/globex/traces/g1/", staff)
