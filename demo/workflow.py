@@ -64,7 +64,7 @@ class TraceWriter:
             if ref.confidence is None:
                 kept.append(ref)
                 continue
-            verdict = fuse.gate(self.recorder, ref, by_agent_id=consumer, timestamp=self.clock,
+            verdict = fuse.gate(ref, by_agent_id=consumer, recorder=self.recorder, timestamp=self.clock,
                                 event_id=f"fuse:{consumer}:{ref.product_id}")
             if not verdict.blocked:
                 kept.append(ref)
@@ -86,7 +86,7 @@ def run_ticket(recorder: Recorder, ticket: Ticket) -> Outcome:
                          variants=lambda i: {"temperature": TEMPERATURES[i], "sample": i})
     intent_ok = vote.agreed and vote.answer == llm.intent
     intent = w.node("intent", "intent_classifier_v3", step="intent", source_type="reasoning", parents=[question],
-                    round=1, raw_input=llm.ticket, **{**vote.node_fields(), "content": vote.answer})
+                    round=1, raw_input=llm.ticket, **vote.node_fields())
 
     extracted = llm.extract()
     entities = w.node("entities", "entity_extractor_v2", extracted.content, step="entity_extraction",

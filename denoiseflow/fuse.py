@@ -11,6 +11,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from denoiseflow.recorder import get_recorder
+
 ACCEPT, DOWNWEIGHT, BLOCK = "accept", "downweight", "block"
 NAMED_SCALES = {"unit": 1.0, "percent": 100.0}
 
@@ -106,13 +108,15 @@ class ConfidenceFuse:
         return Verdict(ACCEPT, value, f"confidence {value:.2f} meets accept threshold {limits.accept:.2f}{who}",
                        limits.accept, matched)
 
-    def gate(self, recorder, node, confidence: float | None = None, *, scale=1.0, agent_type: str = "",
-             by_agent_id: str = "", timestamp=None, event_id: str | None = None) -> Verdict:
+    def gate(self, node, confidence: float | None = None, *, scale=1.0, agent_type: str = "", by_agent_id: str = "",
+             recorder=None, timestamp=None, event_id: str | None = None) -> Verdict:
         """A consumer's decision about an upstream node, reported as a fuse event
-        so the dashboard sees what was blocked and why. The confidence and the
-        agent type default to the node's own (a `NodeRef` from `record`)."""
+        (through `recorder`, default: the configured one) so the dashboard sees
+        what was blocked and why. The confidence and the agent type default to
+        the node's own (a `NodeRef` from `record`)."""
         if confidence is None:
             confidence, scale = getattr(node, "confidence", None), 1.0
         verdict = self.decide(confidence, scale=scale, agent_type=agent_type or getattr(node, "agent_id", ""))
+        recorder = recorder or get_recorder()
         recorder.fuse(node, verdict, by_agent_id=by_agent_id, timestamp=timestamp, event_id=event_id)
         return verdict

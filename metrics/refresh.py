@@ -162,17 +162,18 @@ def recompute_hours(cursor, bounds: dict) -> None:
         f"""
         CREATE TEMP TABLE metrics_trace_hours ON COMMIT DROP AS
         SELECT project_id, hour, trace_id, agent_id, step, source_type, round,
-            COUNT(*) AS nodes, COUNT(confidence) AS confidence_count, COALESCE(SUM(confidence), 0) AS confidence_sum,
+            COUNT(*)::int AS nodes, COUNT(confidence)::int AS confidence_count, COALESCE(SUM(confidence), 0) AS confidence_sum,
             COALESCE(bool_or(confidence < threshold), false) AS low,
-            COUNT(*) FILTER (WHERE fuse_state = {ACCEPT}) AS accepted,
-            COUNT(*) FILTER (WHERE fuse_state = {DOWNWEIGHT}) AS downweighted,
-            COUNT(*) FILTER (WHERE fuse_state = {BLOCK}) AS fused,
-            COUNT(*) FILTER (WHERE fuse_state = {BLOCK} OR is_error) AS failed
+            COUNT(*) FILTER (WHERE fuse_state = {ACCEPT})::int AS accepted,
+            COUNT(*) FILTER (WHERE fuse_state = {DOWNWEIGHT})::int AS downweighted,
+            COUNT(*) FILTER (WHERE fuse_state = {BLOCK})::int AS fused,
+            COUNT(*) FILTER (WHERE fuse_state = {BLOCK} OR is_error)::int AS failed
         FROM ({DIRTY_NODES}) AS nodes
         GROUP BY project_id, hour, trace_id, agent_id, step, source_type, round
         """,
         bounds,
     )
+    cursor.execute("ANALYZE metrics_trace_hours")
     cursor.execute(
         f"""
         INSERT INTO {ROLLUP} (project_id, hour, mask, agent_id, step, source_type, round, traces, low_traces,
@@ -186,6 +187,7 @@ def recompute_hours(cursor, bounds: dict) -> None:
         SELECT DISTINCT project_id, hour, agent_id FROM metrics_trace_hours WHERE fused > 0
         """
     )
+    cursor.execute("ANALYZE metrics_fused_agent_hours")
     for mask in AGENT_MASKS:
         set_fused_runs(cursor, bounds, mask)
     cursor.execute("DROP TABLE metrics_trace_hours, metrics_fused_agent_hours")

@@ -7,7 +7,6 @@ idempotent because each event id is derived from its trace and span ids.
 """
 
 import base64
-import binascii
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 

@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
 
 from provenance import explorer, reading
 from provenance.forms import TraceFilterForm
@@ -56,6 +57,7 @@ def home(request):
     return render(request, "provenance/home.html", {"projects": projects})
 
 
+@never_cache  # live pages: going back must not show a stale copy
 @login_required
 def trace_list(request, slug):
     project = project_for_user_or_404(request.user, slug)
@@ -71,6 +73,7 @@ def trace_list(request, slug):
     )
 
 
+@never_cache  # live pages: going back must not show a stale copy
 @login_required
 def bad_answers(request, slug):
     project = project_for_user_or_404(request.user, slug)
@@ -78,6 +81,7 @@ def bad_answers(request, slug):
     return render(request, "provenance/bad_answers.html", {"project": project, "page": page, "answers": page})
 
 
+@never_cache  # live pages: going back must not show a stale copy
 @login_required
 def trace_detail(request, slug, trace_id):
     project, trace = visible_trace(request, slug, trace_id)

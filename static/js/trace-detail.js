@@ -239,13 +239,27 @@
     return pairs;
   }
 
+  // The graph's own traces, rebuilt only when the graph or the highlight
+  // changes: Plotly.react compares arrays by reference, so a new selection on
+  // a 5,000-node graph only redraws the small overlay traces.
+  let base = {graph: null, highlight: undefined, traces: []};
+
+  function baseTraces(size) {
+    if (base.graph !== state.graph || base.highlight !== state.highlight) {
+      const h = state.highlight;
+      const traces = [lineTrace("edges", edgePairs(), COLOR.edge, 1)];
+      if (h) traces.push(lineTrace("highlight-edges", h.edges, h.kind === "cause" ? COLOR.cause : COLOR.impact, 3));
+      traces.push.apply(traces, nodeTraces(size));
+      traces.push(externalTrace(size));
+      base = {graph: state.graph, highlight: state.highlight, traces: traces};
+    }
+    return base.traces.slice();
+  }
+
   function figureData() {
     const size = markerSize(nodeCount() + state.graph.external.id.length);
-    const data = [lineTrace("edges", edgePairs(), COLOR.edge, 1)];
+    const data = baseTraces(size);
     const h = state.highlight;
-    if (h) data.push(lineTrace("highlight-edges", h.edges, h.kind === "cause" ? COLOR.cause : COLOR.impact, 3));
-    data.push.apply(data, nodeTraces(size));
-    data.push(externalTrace(size));
     if (h) {
       const color = h.kind === "cause" ? COLOR.cause : COLOR.impact;
       data.push(ringTrace("highlight-nodes", Array.from(h.nodes), color, size + 8, 2));
@@ -312,10 +326,11 @@
   // ---- selection and the panel ---------------------------------------------
 
   function select(productId, options) {
+    const redraw = state.selected !== productId || state.highlight !== null;
     state.selected = productId;
     state.highlight = null;
     clearButton.hidden = true;
-    draw();
+    if (redraw) draw();
     if (!(options && options.keepUrl)) {
       history.replaceState(null, "", "?" + new URLSearchParams({node: productId}).toString());
     }

@@ -4,7 +4,7 @@ the DAG, the fused fragment, its root cause, and nodes that arrive live."""
 import pytest
 
 from tests.browser.conftest import screenshot, sign_in
-from tests.browser.traces import bad_answer_trace
+from tests.browser.traces import bad_answer_trace, large_trace
 from tests.conftest import node_event
 
 pytestmark = pytest.mark.browser
@@ -20,7 +20,7 @@ POINTS = """() => {
       color: trace.marker && Array.isArray(trace.marker.color) ? trace.marker.color[k] : trace.marker && trace.marker.color,
       lineWidth: trace.marker && trace.marker.line && Array.isArray(trace.marker.line.width) ? trace.marker.line.width[k] : null,
     }));
-    if (trace.marker && trace.marker.colorscale) out[trace.name].colorscale = trace.marker.colorscale;
+    if (trace.marker && trace.marker.colorscale) out.colorscale = trace.marker.colorscale;
   });
   return out;
 }"""
@@ -39,13 +39,20 @@ def graph_ready(page):
                            " return gd && gd.data && gd.data.some((t) => t.name === 'nodes'); }")
 
 
+POINT_OF = """(index) => {
+  for (const trace of document.getElementById("dag").data) {
+    if (!trace.name.startsWith("nodes")) continue;
+    const k = trace.customdata.indexOf(index);
+    if (k >= 0) return {x: trace.x[k], y: trace.y[k], symbol: trace.marker.symbol[k], color: trace.marker.color[k]};
+  }
+  return null;
+}"""
+
+
 def node_point(page, graph_ids: list[str], product_id: str) -> dict:
-    target = graph_ids.index(product_id)
-    for name in ("nodes", "nodes-unknown"):
-        for point in page.evaluate(POINTS)[name]:
-            if point["index"] == target:
-                return point
-    raise AssertionError(f"{product_id} is not drawn")
+    point = page.evaluate(POINT_OF, graph_ids.index(product_id))
+    assert point, f"{product_id} is not drawn"
+    return point
 
 
 def click_node(page, graph_ids, product_id):
@@ -84,7 +91,7 @@ def test_investigating_a_bad_answer(asgi_live_server, tenant, watched_page):
     assert fused["symbol"] == "x"
     assert fused["color"] == 0.45
     points = page.evaluate(POINTS)
-    assert points["nodes"].colorscale[0] == [0, "#d73027"]
+    assert points["colorscale"][0] == [0, "#d73027"]
     assert node_point(page, ids, "frag-ok")["symbol"] == "circle"
     # The final answer is selected when the page opens.
     assert page.locator("#np-title").text_content() == "final"
@@ -151,7 +158,8 @@ def test_the_trace_list_gains_new_traces_live(asgi_live_server, tenant, watched_
     first.locator("a").click()
     page.wait_for_url("**/p/acme/traces/brand-new-trace/")
     page.go_back()
-    page.wait_for_selector("#trace-table")
+    # Never a stale copy from the cache: the page comes back with the new trace in it.
+    page.wait_for_selector("#trace-table tbody tr[data-trace-id='brand-new-trace']")
     screenshot(page, "trace-list.png")
     page.click("nav >> text=Bad answers")
     page.wait_for_selector("#bad-answers")
@@ -171,4 +179,26 @@ def test_a_filtered_list_offers_a_refresh_instead(asgi_live_server, tenant, watc
     server.ingest(key, node_event("late", "brand-new-trace", seconds=900))
     page.locator("#live-notice", has_text="1 trace has new activity").wait_for()
     assert page.locator("#trace-table tbody tr").count() == 1
+    assert page.problems == []
+
+
+def test_a_5000_node_trace_draws_with_webgl_and_stays_clickable(asgi_live_server, tenant, watched_page):
+    page, server = watched_page, asgi_live_server
+    _, key, _ = tenant
+    events = large_trace("big", 5000)
+    for start in range(0, len(events), 1000):
+        server.ingest(key, *events[start:start + 1000])
+    sign_in(page, server)
+    page.goto(f"{server.url}/p/acme/traces/big/")
+    page.wait_for_function("() => document.getElementById('dag').dataset.renderer === 'webgl'", timeout=30000)
+    graph_ready(page)
+    assert page.evaluate("() => document.getElementById('dag').data"
+                         ".filter((t) => t.name.startsWith('nodes')).reduce((n, t) => n + t.x.length, 0)") == 5000
+    assert page.evaluate("() => document.getElementById('dag').data.every((t) => t.type === 'scattergl')")
+    assert page.locator("#dag canvas").count() > 0
+    ids = drawn_ids(page)
+    click_node(page, ids, "n4000")
+    assert page.locator("#np-facts").inner_text().count("agent-") == 1
+    page.click("#why-wrong")
+    page.locator("#np-cause").wait_for()
     assert page.problems == []

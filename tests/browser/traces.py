@@ -25,3 +25,19 @@ def bad_answer_trace(trace_id: str = "t1", prefix: str = "") -> list[dict]:
                    source_type="final_answer", confidence=0.7, content="Sydney."),
         review_event(trace_id, "incorrect", event_id=f"review-{trace_id}"),
     ]
+
+
+def large_trace(trace_id: str, size: int, seed: int = 1) -> list[dict]:
+    """A wide, deep DAG: each node consumes one or two earlier nodes, mostly recent ones."""
+    import random
+
+    rng = random.Random(seed)
+    events = []
+    for i in range(size):
+        parents = sorted({f"n{rng.randrange(max(0, i - 200), i)}" for _ in range(rng.choice((1, 2)))}) if i >= 20 else []
+        extra = {"confidence": round(rng.random(), 3)} if i % 7 else {}
+        if i % 97 == 5:
+            extra["fuse"] = {"decision": "block", "reason": "below threshold", "threshold": 0.5}
+        events.append(node_event(f"n{i}", trace_id, parents=parents, seconds=i / 100, agent_id=f"agent-{i % 13}",
+                                 step=f"step-{i % 5}", **extra))
+    return events

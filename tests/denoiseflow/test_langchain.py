@@ -12,6 +12,7 @@ from langchain_core.runnables import RunnableLambda, RunnableParallel  # noqa: E
 from langchain_core.tools import tool  # noqa: E402
 
 from denoiseflow.integrations.langchain import DenoiseCallbackHandler  # noqa: E402
+from tests.denoiseflow.dashboard import nodes_of  # noqa: E402
 
 
 @tool
@@ -30,17 +31,12 @@ def ticket_chain():
     return gather | prompt | FakeListLLM(responses=["Within 14 days."]) | StrOutputParser()
 
 
-def by_step(api, trace_id: str) -> dict[str, dict]:
-    nodes = api.get(f"/api/v1/traces/{trace_id}").json()["nodes"]
-    return {n["step"]: n for n in nodes}
-
-
 def test_a_chain_run_becomes_a_provenance_dag(live_recorder, api):
     handler = DenoiseCallbackHandler(live_recorder, trace_id="lc-1")
     assert ticket_chain().invoke("Where is my refund?", config={"callbacks": [handler]}) == "Within 14 days."
     assert live_recorder.flush(timeout=10)
 
-    steps = by_step(api, "lc-1")
+    steps = nodes_of(api, "lc-1", key="step")
     pid = {step: node["product_id"] for step, node in steps.items()}
     assert steps["retrieve_policy"]["confidence"] == 0.42
     assert steps["retrieve_policy"]["source_type"] == "retrieval"

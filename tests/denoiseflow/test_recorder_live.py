@@ -6,12 +6,7 @@ import time
 from datetime import UTC, datetime
 
 import denoiseflow
-
-
-def nodes_of(api, trace_id: str) -> dict[str, dict]:
-    response = api.get(f"/api/v1/traces/{trace_id}")
-    assert response.status_code == 200, response.content
-    return {n["product_id"]: n for n in response.json()["nodes"]}
+from tests.denoiseflow.dashboard import nodes_of
 
 
 def test_recorded_nodes_arrive_with_their_parents(live_recorder, api):
@@ -35,7 +30,7 @@ def test_fuse_decisions_and_reviews_arrive(live_recorder, api):
     fragment = live_recorder.record("ticket-2", "retrieval_agent_v2", "stale policy", confidence=55,
                                     confidence_scale=100)
     fuse = denoiseflow.ConfidenceFuse(by_agent_type={"retrieval": denoiseflow.Thresholds(accept=0.85, block=0.6)})
-    verdict = fuse.gate(live_recorder, fragment, by_agent_id="reasoning_agent")  # judged on its own confidence
+    verdict = fuse.gate(fragment, by_agent_id="reasoning_agent", recorder=live_recorder)  # judged on its own confidence
     answer = live_recorder.record("ticket-2", "responder", "wrong", source_type="final_answer",
                                   parent_ids=[fragment])
     live_recorder.review("ticket-2", "incorrect", answer, comment="quoted a 2019 policy")

@@ -6,6 +6,7 @@ from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.trace import Link, Status, StatusCode
 
+from tests.denoiseflow.dashboard import nodes_of
 from tests.otlp.spans import exporter_to, finished_spans
 
 
@@ -42,12 +43,6 @@ def traced_ticket(tracer):
             check.set_status(Status(StatusCode.ERROR, "verifier timed out"))
     return {name: hexes(span) for name, span in
             [("root", root), ("fragment", fragment), ("conclusion", conclusion), ("check", check)]}
-
-
-def nodes_of(api, trace_hex: str) -> dict[str, dict]:
-    response = api.get(f"/api/v1/traces/{trace_hex}")
-    assert response.status_code == 200, response.content
-    return {n["product_id"]: n for n in response.json()["nodes"]}
 
 
 def test_exported_spans_become_nodes_with_parents_links_fuses_and_statuses(otel_tracer, api):

@@ -32,6 +32,7 @@ class Command(BaseCommand):
             raise CommandError("--scale must be in (0, 1]")
         started = time.monotonic()
         access = accounts.ensure_demo_access()
+        phases = {"accounts": time.monotonic() - started}
         noise = HistoryNoise(timezone.now().replace(microsecond=0))
         wanted = [history.trace_id_at(t) for t in history.schedule(noise, scale)] + [history.BAD_ANSWER_TRACE]
         existing = set(
@@ -43,6 +44,7 @@ class Command(BaseCommand):
                                 backoff_base=0.2, max_backoff=2.0)
             filled = history.fill(recorder, noise, existing, scale)
             delivered = recorder.close(timeout=300)
+        phases["history"] = time.monotonic() - started - sum(phases.values())
         stats = recorder.stats()
         if not delivered or stats["rejected"] or stats["failed"] or stats["dropped"]:
             raise CommandError(f"the demo history did not arrive whole: {stats}")
@@ -50,6 +52,9 @@ class Command(BaseCommand):
         for name in FOLLOW_UP_COMMANDS:
             if name in get_commands():
                 call_command(name, verbosity=0, stdout=self.stdout if verbosity > 1 else _Silent())
+        phases["follow-up"] = time.monotonic() - started - sum(phases.values())
+        if verbosity > 1:
+            self.stdout.write("phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
         self.report(access, filled, stats, time.monotonic() - started)
 
     def report(self, access, filled, stats, seconds):
