@@ -30,9 +30,9 @@ install: $(VENV)/.installed
 
 run: install
 	@$(PY) manage.py migrate --noinput -v0
-	@$(PY) manage.py load_demo
+	@SITE_ROOT=http://$(HOST):$(PORT) $(PY) manage.py load_demo
 	@echo "Serving on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"
-	@$(PY) manage.py serve $(HOST):$(PORT)
+	@SITE_ROOT=http://$(HOST):$(PORT) $(PY) manage.py serve $(HOST):$(PORT)
 
 # PostgreSQL and Redis are started when down; Chromium is installed when missing.
 services:

@@ -3,7 +3,7 @@
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/otlp.py [--spans 10000]
 
-On a scratch database (`<name>_bench_otlp`, recreated), with the same spans
+On a scratch database (`denoise_bench_otlp`, recreated, dropped at the end), with the same spans
 (traces of 20, a parent and sometimes a link each, the denoise attributes):
 1. baseline: the spans as native `node` events, POSTed to /api/v1/ingest in batches of 500;
 2. OTLP protobuf exports of 500 spans to /v1/traces (the SDK exporter's batch size);
@@ -26,23 +26,17 @@ from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.ingest import recreate_database, scratch_database_url  # noqa: E402
 EXPORT_SIZE = 500
 TRACE_SIZE = 20
 
 
-def scratch_url() -> str:
-    parts = urlsplit(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/denoise"))
-    return urlunsplit(parts._replace(path=f"{parts.path or '/denoise'}_bench_otlp"))
-
-
-def recreate(url: str, create: bool = True) -> None:
+def drop(url: str) -> None:
     import psycopg
 
     parts = urlsplit(url)
     with psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{parts.path[1:]}" WITH (FORCE)')
-        if create:
-            conn.execute(f'CREATE DATABASE "{parts.path[1:]}"')
 
 
 def build_request(count: int, seed: int):
@@ -125,8 +119,8 @@ def main():
     parser.add_argument("--spans", type=int, default=10_000)
     args = parser.parse_args()
 
-    url = scratch_url()
-    recreate(url)
+    url = scratch_database_url("denoise_bench_otlp")
+    recreate_database(url)
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "denoise_dashboard.settings")
     import django
@@ -198,7 +192,7 @@ def main():
     from django.db import connections
 
     connections.close_all()
-    recreate(url, create=False)
+    drop(url)
 
 
 if __name__ == "__main__":

@@ -63,21 +63,12 @@ def graph(project: Project, trace: Trace) -> dict:
     """
     rows = reading.graph_rows(trace)
     by_product = {row[0]: i for i, row in enumerate(rows)}
-    external: list[str] = []
-    external_index: dict[str, int] = {}
-    edges: list[tuple[int, int]] = []
-    for child_product_id, parent_ids in reading.parents_by_child(trace).items():
-        child = by_product.get(child_product_id)
-        if child is None:  # arrived between the two reads
-            continue
-        for parent_id in parent_ids:
-            parent = by_product.get(parent_id)
-            if parent is None:
-                parent = external_index.get(parent_id)
-                if parent is None:
-                    parent = external_index[parent_id] = len(rows) + len(external)
-                    external.append(parent_id)
-            edges.append((parent, child))
+    # A child missing from the rows arrived between the two reads: the next refresh draws it.
+    pairs = [(child, parent) for child, parent in reading.edge_pairs(trace) if child in by_product]
+    # Sorted, so that the same trace always gets the same indices.
+    external = sorted({parent for _, parent in pairs if parent not in by_product})
+    index = {**by_product, **{pid: len(rows) + k for k, pid in enumerate(external)}}
+    edges = [(index[parent], by_product[child]) for child, parent in pairs]
 
     layout = layered(len(rows) + len(external), edges)
     homes = reading.trace_ids_of(project, external)

@@ -38,25 +38,47 @@ def layered(node_count: int, edges: list[tuple[int, int]]) -> Layout:
             parents[child].append(parent)
             children[parent].append(child)
 
-    depth = _depths(node_count, parents)
+    depth = _depths(node_count, parents, children)
     depth_count = max(depth, default=-1) + 1
     layers: list[list[int]] = [[] for _ in range(depth_count)]
     for node in range(node_count):
         layers[depth[node]].append(node)
 
+    # Each sweep looks at the neighbours on one side only; edges within a layer
+    # (a cycle's) pull on nothing.
+    upstream = [[p for p in parents[n] if depth[p] < depth[n]] for n in range(node_count)]
+    downstream = [[c for c in children[n] if depth[c] > depth[n]] for n in range(node_count)]
     y = [0.0] * node_count
     for layer in layers:
         _place(layer, y)
     for _ in range(SWEEPS):
         for layer in layers[1:]:
-            _reorder(layer, y, parents, depth, upstream=True)
+            _reorder(layer, y, upstream)
         for layer in reversed(layers[:-1]):
-            _reorder(layer, y, children, depth, upstream=False)
+            _reorder(layer, y, downstream)
     return Layout(x=depth, y=y, depth_count=depth_count)
 
 
-def _depths(node_count: int, parents: list[list[int]]) -> list[int]:
-    """Longest-path depth over the condensation (one vertex per cycle)."""
+def _depths(node_count: int, parents: list[list[int]], children: list[list[int]]) -> list[int]:
+    """Longest-path depth: Kahn's order when the graph is acyclic (the usual
+    case, and the cheap one), else over the condensation (one vertex per cycle)."""
+    waiting = [len(p) for p in parents]
+    order = [node for node in range(node_count) if not waiting[node]]
+    depth = [0] * node_count
+    for node in order:  # grows while it is walked
+        below = depth[node] + 1
+        for child in children[node]:
+            if depth[child] < below:
+                depth[child] = below
+            waiting[child] -= 1
+            if not waiting[child]:
+                order.append(child)
+    if len(order) == node_count:
+        return depth
+    return _condensed_depths(node_count, parents)
+
+
+def _condensed_depths(node_count: int, parents: list[list[int]]) -> list[int]:
     neighbours = {node: parents[node] for node in range(node_count) if parents[node]}
     component = strongly_connected(set(range(node_count)), neighbours)
     members: dict[int, list[int]] = {}
@@ -84,15 +106,19 @@ def _place(layer: list[int], y: list[float]) -> None:
         y[node] = slot - middle
 
 
-def _reorder(layer: list[int], y: list[float], neighbours: list[list[int]], depth: list[int], upstream: bool) -> None:
-    """Sorts a layer by the mean height of its neighbours on the swept side;
-    a node without any keeps its current height as its key."""
-    here = depth[layer[0]] if layer else 0
-    keys: dict[int, float] = {}
+def _reorder(layer: list[int], y: list[float], neighbours: list[list[int]]) -> None:
+    """Sorts a layer by the mean height of its neighbours on the swept side; a
+    node without any keeps its current height as its key."""
+    keyed = []
     for node in layer:
-        heights = [
-            y[other] for other in neighbours[node] if (depth[other] < here if upstream else depth[other] > here)
-        ]
-        keys[node] = sum(heights) / len(heights) if heights else y[node]
-    layer.sort(key=lambda node: (keys[node], y[node], node))
+        around = neighbours[node]
+        if around:
+            total = 0.0
+            for other in around:
+                total += y[other]
+            keyed.append((total / len(around), y[node], node))
+        else:
+            keyed.append((y[node], y[node], node))
+    keyed.sort()
+    layer[:] = [node for _, _, node in keyed]
     _place(layer, y)
