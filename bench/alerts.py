@@ -3,7 +3,7 @@
 per-rule evaluation in the same run.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/alerts.py \
-        [--nodes 1000000] [--rules 500] [--days 1] [--naive-sample 50] [--keep]
+        [--nodes 1000000] [--rules 500] [--days 1] [--naive-sample 50] [--skip-refresh] [--keep]
 
 1. Recreates the scratch database `denoise_bench_alerts` (server and user from
    DATABASE_URL), migrates it and has PostgreSQL generate (INSERT … SELECT over
@@ -139,6 +139,7 @@ def main():
     parser.add_argument("--rules", type=int, default=500)
     parser.add_argument("--days", type=float, default=1.0, help="the nodes span this many days up to now")
     parser.add_argument("--naive-sample", type=int, default=50, help="rules the naive evaluation runs (scaled up)")
+    parser.add_argument("--skip-refresh", action="store_true", help="do not run refresh_metric_rollups first")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     args = parser.parse_args()
 
@@ -168,7 +169,7 @@ def main():
         started = time.perf_counter()
         generate(project.pk, args.nodes, args.days, now)
         generated = time.perf_counter() - started
-        refresh = "refresh_metric_rollups" in get_commands()
+        refresh = "refresh_metric_rollups" in get_commands() and not args.skip_refresh
         if refresh:
             started = time.perf_counter()
             call_command("refresh_metric_rollups", stdout=open(os.devnull, "w"))

@@ -74,6 +74,8 @@ def refresh_rollups() -> RefreshReport:
             return RefreshReport(skipped=True)
         # Rebuilds sort every node of a project; keep those sorts in memory.
         cursor.execute("SET LOCAL work_mem = '256MB'")
+        # Compiling these one-off plans costs more than running them.
+        cursor.execute("SET LOCAL jit = off")
         mark, _ = Watermark.objects.select_for_update().get_or_create(pk=1)
         old_node, old_fuse = mark.node_id, mark.fuse_id
         new_node, new_fuse = max(old_node, node_high), max(old_fuse, fuse_high)
@@ -157,6 +159,8 @@ def recompute_hours(cursor, bounds: dict) -> None:
     cursor.execute(
         f"DELETE FROM {ROLLUP} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id AND r.hour = d.hour"
     )
+    cursor.execute(f"CREATE TEMP TABLE metrics_dirty_nodes ON COMMIT DROP AS {DIRTY_NODES}", bounds)
+    cursor.execute("ANALYZE metrics_dirty_nodes")
     # Per (hour, trace, dimensions) first: every mask then needs only hash aggregates, no distinct sorts.
     cursor.execute(
         f"""
@@ -168,10 +172,9 @@ def recompute_hours(cursor, bounds: dict) -> None:
             COUNT(*) FILTER (WHERE fuse_state = {DOWNWEIGHT})::int AS downweighted,
             COUNT(*) FILTER (WHERE fuse_state = {BLOCK})::int AS fused,
             COUNT(*) FILTER (WHERE fuse_state = {BLOCK} OR is_error)::int AS failed
-        FROM ({DIRTY_NODES}) AS nodes
+        FROM metrics_dirty_nodes
         GROUP BY project_id, hour, trace_id, agent_id, step, source_type, round
-        """,
-        bounds,
+        """
     )
     cursor.execute("ANALYZE metrics_trace_hours")
     cursor.execute(
@@ -181,16 +184,19 @@ def recompute_hours(cursor, bounds: dict) -> None:
         {" UNION ALL ".join(mask_rollup(mask) for mask in MASKS)}
         """
     )
+    # Runs only matter where an agent had a fused node that hour.
     cursor.execute(
-        f"""
-        CREATE TEMP TABLE metrics_fused_agent_hours ON COMMIT DROP AS
-        SELECT DISTINCT project_id, hour, agent_id FROM metrics_trace_hours WHERE fused > 0
+        """
+        CREATE TEMP TABLE metrics_run_nodes ON COMMIT DROP AS
+        SELECT n.* FROM metrics_dirty_nodes n
+        JOIN (SELECT DISTINCT project_id, hour, agent_id FROM metrics_trace_hours WHERE fused > 0) f
+        USING (project_id, hour, agent_id)
         """
     )
-    cursor.execute("ANALYZE metrics_fused_agent_hours")
+    cursor.execute("ANALYZE metrics_run_nodes")
     for mask in AGENT_MASKS:
-        set_fused_runs(cursor, bounds, mask)
-    cursor.execute("DROP TABLE metrics_trace_hours, metrics_fused_agent_hours")
+        set_fused_runs(cursor, mask)
+    cursor.execute("DROP TABLE metrics_dirty_nodes, metrics_trace_hours, metrics_run_nodes")
 
 
 def mask_rollup(mask: int) -> str:
@@ -210,7 +216,7 @@ def mask_rollup(mask: int) -> str:
     """
 
 
-def set_fused_runs(cursor, bounds: dict, mask: int) -> None:
+def set_fused_runs(cursor, mask: int) -> None:
     """Gaps and islands per (hour, agent, the mask's other dimensions): a run
     of fused nodes keeps the difference between its position among all nodes
     and among the fused ones. Agent-hours without a fused node keep zeros."""
@@ -228,8 +234,7 @@ def set_fused_runs(cursor, bounds: dict, mask: int) -> None:
                 row_number() OVER (PARTITION BY {key} {order}) AS pos,
                 row_number() OVER (PARTITION BY {key}, fuse_state = {BLOCK} {order}) AS state_pos,
                 COUNT(*) OVER (PARTITION BY {key}) AS total
-            FROM ({DIRTY_NODES}) AS nodes
-            WHERE (project_id, hour, agent_id) IN (SELECT project_id, hour, agent_id FROM metrics_fused_agent_hours)
+            FROM metrics_run_nodes
         ), runs AS (
             SELECT {key}, MIN(pos) AS first, MAX(pos) AS last, COUNT(*) AS length, MAX(total) AS total
             FROM seq WHERE fused GROUP BY {key}, pos - state_pos
@@ -241,8 +246,7 @@ def set_fused_runs(cursor, bounds: dict, mask: int) -> None:
         )
         UPDATE {ROLLUP} r SET run_best = s.best, run_prefix = s.prefix, run_suffix = s.suffix
         FROM s WHERE {same_key}
-        """,
-        bounds,
+        """
     )
 
 

@@ -218,9 +218,14 @@ def hour_ranges(rolled: list[tuple]) -> tuple[str, list]:
     )
 
 
-def group_columns(question: Question) -> str:
+def group_expressions(question: Question) -> tuple[str, str]:
     bucket = {"": "NULL::timestamptz", "hour": "hour", "day": "date_trunc('day', hour, 'UTC')"}[question.step]
-    return f"{bucket} AS bucket, {question.by or 'NULL'} AS value"
+    return bucket, question.by or "NULL"
+
+
+def group_columns(question: Question) -> str:
+    bucket, value = group_expressions(question)
+    return f"{bucket} AS bucket, {value} AS value"
 
 
 def piece_key(question: Question, bucket: datetime | None) -> datetime:
@@ -244,13 +249,18 @@ def add_rolled_sums(project, question, rolled, groups) -> None:
                 group.sums[name] += amount
         if question.step == "hour":
             return  # one hour per bucket: no trace is counted twice
-        filters, filter_params = dimension_filter(question)
+        # Hash aggregates, not COUNT(DISTINCT …): per (group, trace, hour), then per (group, trace).
         cursor.execute(
             f"""
-            SELECT {group_columns(question)},
-                COUNT(DISTINCT (trace_pk, hour)) - COUNT(DISTINCT trace_pk),
-                COUNT(DISTINCT (trace_pk, hour)) FILTER (WHERE low) - COUNT(DISTINCT trace_pk) FILTER (WHERE low)
-            FROM {SPAN} WHERE project_id = %s AND {filters} AND {ranges} GROUP BY 1, 2
+            WITH presence AS (
+                SELECT {group_columns(question)}, trace_pk, hour, bool_or(low) AS low
+                FROM {SPAN} WHERE project_id = %s AND {filters} AND {ranges} GROUP BY 1, 2, 3, 4
+            ), per_trace AS (
+                SELECT bucket, value, COUNT(*) AS hours, COUNT(*) FILTER (WHERE low) AS low_hours
+                FROM presence GROUP BY 1, 2, trace_pk
+            )
+            SELECT bucket, value, SUM(hours - 1)::bigint, SUM(GREATEST(low_hours - 1, 0))::bigint
+            FROM per_trace GROUP BY 1, 2
             """,
             [project.pk, *filter_params, *range_params],
         )
@@ -261,17 +271,31 @@ def add_rolled_sums(project, question, rolled, groups) -> None:
 
 
 def add_rolled_runs(project, question, rolled, groups) -> None:
+    """Only hours with a fused node are fetched; an hour with nodes but none
+    fused between two of them (`previous`) breaks the run, so it is added as
+    a clear piece."""
     filters, filter_params = dimension_filter(question)
     ranges, range_params = hour_ranges(rolled)
     mask = mask_of(["agent_id", *question.filters.dimensions, *([question.by] if question.by else [])])
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {group_columns(question)}, hour, agent_id, nodes, run_prefix, run_suffix, run_best "
-            f"FROM {ROLLUP} WHERE project_id = %s AND mask = %s AND {filters} AND {ranges}",
+            f"""
+            SELECT bucket, value, hour, agent_id, nodes, run_prefix, run_suffix, run_best, previous FROM (
+                SELECT {group_columns(question)}, hour, agent_id, nodes, run_prefix, run_suffix, run_best,
+                    LAG(hour) OVER (PARTITION BY {", ".join(group_expressions(question))}, agent_id ORDER BY hour)
+                        AS previous
+                FROM {ROLLUP} WHERE project_id = %s AND mask = %s AND {filters} AND {ranges}
+            ) AS hours WHERE run_best > 0
+            """,
             [project.pk, mask, *filter_params, *range_params],
         )
-        for bucket, value, hour, agent, nodes, prefix, suffix, best in cursor.fetchall():
-            groups[(piece_key(question, bucket), value)].runs[agent].append((hour, Run(nodes, prefix, suffix, best)))
+        rows = cursor.fetchall()
+    fetched = {(bucket, value, agent, hour) for bucket, value, hour, agent, *_ in rows}
+    for bucket, value, hour, agent, nodes, prefix, suffix, best, previous in rows:
+        runs = groups[(piece_key(question, bucket), value)].runs[agent]
+        runs.append((hour, Run(nodes, prefix, suffix, best)))
+        if previous is not None and (bucket, value, agent, previous) not in fetched:
+            runs.append((previous, ONE_CLEAR))
 
 
 def matches(row: tuple, wanted: list[tuple[int, object]]) -> bool:

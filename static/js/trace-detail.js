@@ -47,12 +47,7 @@
     return value === null || value === undefined ? "unknown" : Number(value).toFixed(2);
   }
 
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
+  const el = Denoise.el;
 
   function clear(node) {
     while (node.firstChild) node.removeChild(node.firstChild);
@@ -628,46 +623,26 @@
   function scheduleRefresh() {
     clearTimeout(refreshTimer);
     refreshTimer = setTimeout(function () {
-      const keep = state.highlight;
-      // The toolbar and the panel change the graph's room; Plotly only follows the window by itself.
-  if (window.ResizeObserver) {
-    new ResizeObserver(function () { if (state.graph) Plotly.Plots.resize(plot); }).observe(plot);
-  }
-
-  loadGraph().then(function () {
-        if (keep) state.highlight = null; // indices moved: the reader asks again
-        clearButton.hidden = !state.highlight;
+      loadGraph().then(function () {
+        // Indices moved with the new nodes: a highlight would point at the wrong ones.
+        state.highlight = null;
+        clearButton.hidden = true;
         setActive(null);
         return draw();
       });
     }, 300);
   }
 
-  function connect(delay) {
-    const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-    const socket = new WebSocket(scheme + window.location.host + root.dataset.ws);
-    socket.addEventListener("open", function () {
-      delay = 1000;
-      liveBadge.textContent = "Live";
-      liveBadge.classList.add("on");
-    });
-    socket.addEventListener("message", function (event) {
-      const message = JSON.parse(event.data);
-      if (message.type !== "nodes.added") return;
-      message.nodes.forEach(function (id) { state.fresh.add(id); });
-      toast(message.nodes.length + " new node" + (message.nodes.length === 1 ? "" : "s") + " arrived");
-      setTimeout(function () {
-        message.nodes.forEach(function (id) { state.fresh.delete(id); });
-        draw();
-      }, FRESH_MS);
-      scheduleRefresh();
-    });
-    socket.addEventListener("close", function () {
-      liveBadge.textContent = "Offline — retrying";
-      liveBadge.classList.remove("on");
-      setTimeout(function () { connect(Math.min(delay * 2, 30000)); }, delay);
-    });
-  }
+  Denoise.liveSocket(root.dataset.ws, liveBadge, function (message) {
+    if (message.type !== "nodes.added") return;
+    message.nodes.forEach(function (id) { state.fresh.add(id); });
+    toast(message.nodes.length + " new node" + (message.nodes.length === 1 ? "" : "s") + " arrived");
+    setTimeout(function () {
+      message.nodes.forEach(function (id) { state.fresh.delete(id); });
+      draw();
+    }, FRESH_MS);
+    scheduleRefresh();
+  });
 
   // The toolbar and the panel change the graph's room; Plotly only follows the window by itself.
   if (window.ResizeObserver) {
@@ -680,5 +655,4 @@
     statusBox.hidden = false;
     statusBox.textContent = "The graph could not be loaded. " + error.message;
   });
-  connect(1000);
 })();

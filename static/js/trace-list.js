@@ -24,12 +24,7 @@
   const maxRows = Math.max(body.rows.length, 50);
   let changed = 0;
 
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
+  const el = Denoise.el;
 
   function confidence(value, color) {
     const chip = el("span", value === null ? "conf none" : "conf");
@@ -101,24 +96,8 @@
     document.getElementById("live-notice").hidden = false;
   }
 
-  function connect(delay) {
-    const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-    const socket = new WebSocket(scheme + window.location.host + live.dataset.ws);
-    socket.addEventListener("open", function () {
-      delay = 1000;
-      live.textContent = "Live";
-      live.classList.add("on");
-    });
-    socket.addEventListener("message", function (event) {
-      const message = JSON.parse(event.data);
-      if (message.type !== "traces.changed") return;
-      if (insert) apply(message.traces); else notify(message.traces);
-    });
-    socket.addEventListener("close", function () {
-      live.textContent = "Offline — retrying";
-      live.classList.remove("on");
-      setTimeout(function () { connect(Math.min(delay * 2, 30000)); }, delay);
-    });
-  }
-  connect(1000);
+  Denoise.liveSocket(live.dataset.ws, live, function (message) {
+    if (message.type !== "traces.changed") return;
+    if (insert) apply(message.traces); else notify(message.traces);
+  });
 })();
