@@ -28,28 +28,17 @@ import sys
 import time
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.scratch import scratch_django  # noqa: E402
+
 DATABASE = "denoise_bench_alerts"
 AGENTS = [f"agent_{i:02d}" for i in range(20)]
 STEPS = ["intake", "retrieval", "entity_extraction", "reasoning", "verification", "tool_call", "summary",
          "final_answer"]
 SOURCES = ["user_input", "retrieval", "reasoning", "verification", "tool_result", "final_answer"]
 WINDOWS = ["5m", "15m", "1h"]
-
-
-def scratch_database_url() -> str:
-    base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-    return urlunsplit(urlsplit(base)._replace(path="/" + DATABASE))
-
-
-def admin(url: str, statement: str) -> None:
-    import psycopg
-
-    with psycopg.connect(urlunsplit(urlsplit(url)._replace(path="/postgres")), autocommit=True) as conn:
-        conn.execute(statement)
 
 
 def sql_array(values: list[str]) -> str:
@@ -143,27 +132,18 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     args = parser.parse_args()
 
-    url = scratch_database_url()
-    admin(url, f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-    admin(url, f'CREATE DATABASE "{DATABASE}"')
-    os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "denoise_dashboard.settings")
-    import django
+    with scratch_django(DATABASE, keep=args.keep):
+        from django.core.management import call_command, get_commands
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+        from django.urls import get_resolver
+        from django.utils import timezone
 
-    django.setup()
-    from django.core.management import call_command, get_commands
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-    from django.urls import get_resolver
-    from django.utils import timezone
+        from alerts import evaluation, rules
+        from alerts.models import AlertEvent, AlertRule
+        from alerts.serializers import AlertRuleSerializer
+        from provenance.models import Node, Project
 
-    from alerts import evaluation, rules
-    from alerts.models import AlertEvent, AlertRule
-    from alerts.serializers import AlertRuleSerializer
-    from provenance.models import Node, Project
-
-    try:
-        call_command("migrate", verbosity=0)
         project = Project.objects.create(slug="bench")
         now = timezone.now().replace(second=0, microsecond=0)
         started = time.perf_counter()
@@ -214,10 +194,6 @@ def main():
         worst = max(seconds for seconds, _ in ticks)
         print(f"goal: one tick of {args.rules} rules over {args.nodes:,} nodes under 2 s: "
               f"{'met' if worst < 2 else 'MISSED'} (slowest tick {worst:.3f} s)")
-    finally:
-        connection.close()
-        if not args.keep:
-            admin(url, f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
 
 
 if __name__ == "__main__":

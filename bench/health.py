@@ -18,31 +18,19 @@
 """
 
 import argparse
-import os
 import resource
 import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.scratch import scratch_django  # noqa: E402
+
 DATABASE = "denoise_bench_health"
 RING = 1000
 CHAIN = 5000
-
-
-def scratch_database_url() -> str:
-    base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-    return urlunsplit(urlsplit(base)._replace(path="/" + DATABASE))
-
-
-def admin(url: str, statement: str) -> None:
-    import psycopg
-
-    with psycopg.connect(urlunsplit(urlsplit(url)._replace(path="/postgres")), autocommit=True) as conn:
-        conn.execute(statement)
 
 
 def peak_rss_mb() -> float:
@@ -174,22 +162,12 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     args = parser.parse_args()
 
-    url = scratch_database_url()
-    admin(url, f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-    admin(url, f'CREATE DATABASE "{DATABASE}"')
-    os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "denoise_dashboard.settings")
-    import django
+    with scratch_django(DATABASE, keep=args.keep):
+        from django.db import connection
 
-    django.setup()
-    from django.core.management import call_command
-    from django.db import connection
+        from provenance import health
+        from provenance.models import Edge, Node, Project
 
-    from provenance import health
-    from provenance.models import Edge, Node, Project
-
-    try:
-        call_command("migrate", verbosity=0)
         project = Project.objects.create(slug="bench")
         started = time.perf_counter()
         with bulk_load([Node._meta.db_table, Edge._meta.db_table]):
@@ -230,10 +208,6 @@ def main():
         print(f"findings: {report.counts}")
         verdict = "as planted" if report.counts == planted else f"MISMATCH, planted {planted}"
         print(f"findings {verdict}; budget 120 s: {'met' if elapsed < 120 else 'MISSED'}")
-    finally:
-        connection.close()
-        if not args.keep:
-            admin(url, f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
 
 
 if __name__ == "__main__":

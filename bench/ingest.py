@@ -1,10 +1,11 @@
 #!/usr/bin/env python
 """Ingest throughput through the HTTP API vs a raw COPY of the same rows.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/ingest.py [--nodes 100000]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/ingest.py [--nodes 100000] [--keep]
 
 1. Starts the API in its production shape (gunicorn, 2 workers) on a scratch
-   database, posts N nodes (traces of 20 nodes, 1-3 parents each, ~300-byte
+   database (`denoise_bench_ingest`, recreated, dropped at the end unless
+   --keep), posts N nodes (traces of 20 nodes, 1-3 parents each, ~300-byte
    content, ~200-byte metadata) in batches of 1,000 from 2 concurrent clients.
 2. COPYs the same node rows into a scratch table shaped like the node table
    (same columns and indexes) in the same database.
@@ -14,7 +15,6 @@
 
 import argparse
 import http.client
-import io
 import json
 import os
 import random
@@ -25,28 +25,13 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.scratch import scratch_django  # noqa: E402
+
 BATCH = 1000
 TRACE_SIZE = 20
-
-
-def scratch_database_url(name: str) -> str:
-    base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/denoise")
-    parts = urlsplit(base)
-    return urlunsplit(parts._replace(path="/" + name))
-
-
-def recreate_database(url: str) -> None:
-    import psycopg
-
-    parts = urlsplit(url)
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{parts.path[1:]}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{parts.path[1:]}"')
 
 
 def make_events(count: int, seed: int = 7, prefix: str = "b") -> list[dict]:
@@ -207,23 +192,18 @@ def main():
     parser.add_argument("--nodes", type=int, default=100_000)
     parser.add_argument("--port", type=int, default=8191)
     parser.add_argument("--trace-size", type=int, default=5000)
+    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     args = parser.parse_args()
 
-    db_url = scratch_database_url("denoise_bench_ingest")
-    recreate_database(db_url)
-    os.environ["DATABASE_URL"] = db_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "denoise_dashboard.settings")
-    import django
+    with scratch_django("denoise_bench_ingest", keep=args.keep) as db_url:
+        from provenance.models import Project
 
-    django.setup()
-    from django.core.management import call_command
+        project = Project.objects.create(slug="bench")
+        _, key = project.issue_api_key()
+        run(args, db_url, key)
 
-    from provenance.models import Project
 
-    call_command("migrate", verbosity=0)
-    project = Project.objects.create(slug="bench")
-    _, key = project.issue_api_key()
-
+def run(args, db_url: str, key: str) -> None:
     events = make_events(args.nodes)
     bodies = [json.dumps({"batch": events[i : i + BATCH]}).encode() for i in range(0, len(events), BATCH)]
     server = start_server(db_url, args.port)
@@ -248,7 +228,6 @@ def main():
     finally:
         server.terminate()
         server.wait(10)
-
 
 if __name__ == "__main__":
     main()

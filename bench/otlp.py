@@ -1,9 +1,9 @@
 #!/usr/bin/env python
 """OTLP/HTTP ingest and the denoiseflow SDK, against the native JSON ingest they build on.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/otlp.py [--spans 10000]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/otlp.py [--spans 10000] [--keep]
 
-On a scratch database (`denoise_bench_otlp`, recreated, dropped at the end), with the same spans
+On a scratch database (`denoise_bench_otlp`, recreated, dropped at the end unless --keep), with the same spans
 (traces of 20, a parent and sometimes a link each, the denoise attributes):
 1. baseline: the spans as native `node` events, POSTed to /api/v1/ingest in batches of 500;
 2. OTLP protobuf exports of 500 spans to /v1/traces (the SDK exporter's batch size);
@@ -16,27 +16,19 @@ Prints spans/s and each figure's ratio to its baseline measured in the same run.
 import argparse
 import base64
 import json
-import os
 import random
 import sys
 import time
 import urllib.request
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.ingest import recreate_database, scratch_database_url  # noqa: E402
+from bench.scratch import scratch_django  # noqa: E402
+
+DATABASE = "denoise_bench_otlp"
 EXPORT_SIZE = 500
 TRACE_SIZE = 20
-
-
-def drop(url: str) -> None:
-    import psycopg
-
-    parts = urlsplit(url)
-    with psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{parts.path[1:]}" WITH (FORCE)')
 
 
 def build_request(count: int, seed: int):
@@ -117,18 +109,14 @@ def post(url: str, body: bytes, content_type: str, key: str) -> int:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--spans", type=int, default=10_000)
+    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     args = parser.parse_args()
 
-    url = scratch_database_url("denoise_bench_otlp")
-    recreate_database(url)
-    os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "denoise_dashboard.settings")
-    import django
+    with scratch_django(DATABASE, keep=args.keep):
+        measure(args.spans)
 
-    django.setup()
-    from django.core.management import call_command
 
-    call_command("migrate", verbosity=0)
+def measure(n: int) -> None:
     from demo.local_server import serving
     from denoiseflow import Recorder
     from provenance import otlp
@@ -136,8 +124,7 @@ def main():
 
     project = Project.objects.create(slug="bench")
     _, key = project.issue_api_key()
-    n = args.spans
-    print(f"{n} spans, exports of {EXPORT_SIZE}, database {urlsplit(url).path[1:]}")
+    print(f"{n} spans, exports of {EXPORT_SIZE}, database {DATABASE}")
 
     with serving() as base:
         post(f"{base}/api/v1/ingest", b'{"batch": []}', "application/json", key)  # warm up
@@ -188,11 +175,6 @@ def main():
         rate = timed("denoiseflow Recorder, record() + background send", n, sdk)
         print(f"  {'':<44} ratio to baseline: {rate / baseline:.2f}; "
               f"record() itself {record_seconds[0] / n * 1e6:.1f} µs per node; stats {recorder.stats()}")
-
-    from django.db import connections
-
-    connections.close_all()
-    drop(url)
 
 
 if __name__ == "__main__":

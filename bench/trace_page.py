@@ -15,30 +15,18 @@
 """
 
 import argparse
-import os
 import random
 import statistics
 import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.scratch import scratch_django  # noqa: E402
+
 SCRATCH = "denoise_bench_trace_page"
-
-
-def scratch_url() -> str:
-    base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/denoise")
-    return urlunsplit(urlsplit(base)._replace(path="/" + SCRATCH))
-
-
-def admin(url: str, statement: str) -> None:
-    import psycopg
-
-    with psycopg.connect(urlunsplit(urlsplit(url)._replace(path="/postgres")), autocommit=True) as conn:
-        conn.execute(statement)
 
 
 def events(count: int, seed: int = 11) -> list[dict]:
@@ -82,26 +70,15 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     options = parser.parse_args()
 
-    url = scratch_url()
-    admin(url, f'DROP DATABASE IF EXISTS "{SCRATCH}" WITH (FORCE)')
-    admin(url, f'CREATE DATABASE "{SCRATCH}"')
-    os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "denoise_dashboard.settings")
-    import django
+    with scratch_django(SCRATCH, keep=options.keep):
+        from django.contrib.auth import get_user_model
+        from django.test import Client
+        from rest_framework.test import APIClient
 
-    django.setup()
-    from django.contrib.auth import get_user_model
-    from django.core.management import call_command
-    from django.db import connections
-    from django.test import Client
-    from rest_framework.test import APIClient
+        from provenance import explorer
+        from provenance.ingest import ingest_events
+        from provenance.models import Project, Trace
 
-    from provenance import explorer
-    from provenance.ingest import ingest_events
-    from provenance.models import Project, Trace
-
-    try:
-        call_command("migrate", verbosity=0)
         project = Project.objects.create(slug="bench", name="bench")
         _, key = project.issue_api_key()
         batch = events(options.nodes)
@@ -142,10 +119,6 @@ def main() -> None:
         print(f"  of which explorer.graph (queries + layout): median {statistics.median(layout_ms):.1f} ms")
         verdict = "meets" if statistics.median(graph_ms) < 300 else "MISSES"
         print(f"target: graph.json median < 300 ms at 5,000 nodes: {verdict}")
-    finally:
-        connections.close_all()
-        if not options.keep:
-            admin(url, f'DROP DATABASE IF EXISTS "{SCRATCH}" WITH (FORCE)')
 
 
 if __name__ == "__main__":

@@ -73,13 +73,24 @@ STEP_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
 class Question:
     """Totals over [start, end) of the nodes matching `filters`: one per
     `step` bucket (UTC-aligned; "" is the whole window) and per value of the
-    dimension `by` ("" is all together)."""
+    dimension `by` ("" is all together). `metrics` names the metrics the
+    caller will read: the work only they need (distinct traces, fused runs)
+    is skipped for the others, whose figures are then left incomplete."""
 
     start: datetime
     end: datetime
     filters: Filters = Filters()
     step: str = ""
     by: str = ""
+    metrics: tuple[str, ...] = METRICS
+
+    @property
+    def needs_runs(self) -> bool:
+        return "consecutive_fuses" in self.metrics
+
+    @property
+    def needs_traces(self) -> bool:
+        return "trace_count" in self.metrics or "high_uncertainty_ratio" in self.metrics
 
     def __post_init__(self):
         if self.step not in STEPS:
@@ -106,3 +117,7 @@ def buckets(question: Question) -> list[tuple[datetime, datetime]]:
         result.append((edge, min(following, question.end)))
         edge = following
     return result
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")

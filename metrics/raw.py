@@ -35,7 +35,7 @@ def aggregates(threshold: float) -> dict:
     }
 
 
-def grouped(project, question: Question, with_runs: bool = True) -> dict[tuple, Totals]:
+def grouped(project, question: Question) -> dict[tuple, Totals]:
     """{(bucket start, value of `by` or None): Totals} for the groups that have nodes."""
     nodes = matching_nodes(project, question.start, question.end, question.filters)
     keys = []
@@ -56,7 +56,7 @@ def grouped(project, question: Question, with_runs: bool = True) -> dict[tuple, 
         figures = {name: row[name] for name in aggregates(0)}
         figures["confidence_sum"] = figures["confidence_sum"] or 0.0
         result[key] = Totals(**figures)
-    if with_runs and any(totals.fused for totals in result.values()):
+    if question.needs_runs and any(totals.fused for totals in result.values()):
         for key, run in longest_fused_runs(question, nodes, keys).items():
             result[key].longest_fused_run = run
     return result
@@ -94,9 +94,3 @@ def longest_fused_runs(question: Question, nodes: QuerySet, keys: list[str]) -> 
             bucket = datetime.fromisoformat(bucket).replace(tzinfo=UTC)
         result[group_key(question, bucket, named.get(question.by) if question.by else None)] = row[-1]
     return result
-
-
-def raw_totals(project, start: datetime, end: datetime, filters: Filters = Filters(),
-               with_runs: bool = True) -> Totals:
-    found = grouped(project, Question(start, end, filters), with_runs)
-    return found.get((start, None), Totals())

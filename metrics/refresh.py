@@ -89,7 +89,12 @@ def refresh_rollups() -> RefreshReport:
         add_histograms(cursor, bounds)
         add_fuse_reasons(cursor, bounds)
         record_rolled_projects(cursor)
-        report.nodes, report.fuses = new_node - old_node, new_fuse - old_fuse
+        cursor.execute(
+            f"SELECT (SELECT COUNT(*) FROM {NODE} WHERE id > %(old_node)s AND id <= %(new_node)s), "
+            f"(SELECT COUNT(*) FROM {FUSE} WHERE id > %(old_fuse)s AND id <= %(new_fuse)s)",
+            bounds,
+        )
+        report.nodes, report.fuses = cursor.fetchone()
         mark.node_id, mark.fuse_id, mark.refreshed_at = new_node, new_fuse, timezone.now()
         mark.save()
         cursor.execute("DROP TABLE IF EXISTS metrics_dirty_hours, metrics_rebuilt_projects")
@@ -283,18 +288,18 @@ def recompute_trace_spans(cursor, bounds: dict) -> None:
 
 HISTOGRAM_VALUES = f"""
     SELECT n.project_id, n.timestamp, n.agent_id, n.step, n.source_type, n.round, '' AS metric,
-           n.confidence AS value
+           n.confidence AS x
     FROM {NODE} n WHERE {{where}} AND n.confidence IS NOT NULL
     UNION ALL
     SELECT n.project_id, n.timestamp, n.agent_id, n.step, n.source_type, n.round, kv.key,
-           GREATEST(LEAST(kv.value::numeric, {METRIC_CLAMP}), -{METRIC_CLAMP})::float8
+           GREATEST(LEAST(kv.value::numeric, {METRIC_CLAMP}), -{METRIC_CLAMP})::float8 AS x
     FROM {NODE} n CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(n.metrics) = 'object'
                                                      THEN n.metrics ELSE '{{{{}}}}'::jsonb END) AS kv
     WHERE {{where}} AND jsonb_typeof(kv.value) = 'number'
 """
 HISTOGRAM_GROUP = f"""
     SELECT project_id, date_trunc('day', timestamp, 'UTC') AS day, agent_id, step, source_type, round, metric,
-           floor(value * {BIN_SCALE})::bigint AS bin, COUNT(*) AS n
+           floor(x * {BIN_SCALE})::bigint AS bin, COUNT(*) AS n
     FROM ({{values}}) AS v GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
 """
 

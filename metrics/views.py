@@ -1,10 +1,65 @@
-from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+"""The metrics pages: server-rendered filters, charts drawn by one script per
+page from the page's JSON endpoint (the same builders as the API)."""
 
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
+from rest_framework.utils.encoders import JSONEncoder
+
+from metrics.api_views import DASHBOARDS
+from metrics.options import filter_options
+from metrics.params import RANGES, ChartParamsSerializer
 from provenance.membership import project_for_user_or_404
+
+# (url name, title, dashboard its data comes from)
+PAGES = [
+    ("overview", "Overview", "overview"),
+    ("fuses", "Fuse rates", "fuses"),
+    ("uncertainty", "Uncertainty", "distributions"),
+    ("drift", "Drift", "drift"),
+    ("calibration", "Calibration", "calibration"),
+]
+DATA_OF = {name: data for name, _, data in PAGES}
+TITLES = {name: title for name, title, _ in PAGES}
+BY_CHOICES = [("step", "step"), ("agent_id", "agent"), ("source_type", "source type"), ("round", "round")]
+
+
+def page(name: str):
+    @login_required
+    def view(request, slug):
+        project = project_for_user_or_404(request.user, slug)
+        serializer = ChartParamsSerializer(data=request.GET)
+        valid = serializer.is_valid()
+        data_url = reverse("metrics:data", args=[slug, DATA_OF[name]])
+        if request.GET:
+            data_url += "?" + request.GET.urlencode()
+        options = filter_options(project)
+        return render(request, f"metrics/{name}.html", {
+            "project": project,
+            "page_title": TITLES[name],
+            "pages": [(url_name, title, reverse(f"metrics:{url_name}", args=[slug])) for url_name, title, _ in PAGES],
+            "current_page": name,
+            "form": request.GET,
+            "errors": serializer.errors if not valid else {},
+            "params": serializer.validated_data if valid else None,
+            "ranges": list(RANGES),
+            "options": {column: [str(v) for v in values] for column, values in options.items()},
+            "metric_names": options["metric"],
+            "by_choices": BY_CHOICES,
+            "data_url": data_url if valid else "",
+        })
+
+    view.__name__ = name
+    return view
 
 
 @login_required
-def overview(request, slug):
+def data(request, slug, name):
     project = project_for_user_or_404(request.user, slug)
-    return render(request, "metrics/overview.html", {"project": project})
+    if name not in DASHBOARDS:
+        raise Http404
+    serializer = ChartParamsSerializer(data=request.GET)
+    if not serializer.is_valid():
+        return JsonResponse({"error": "invalid request", "fields": serializer.errors}, status=400)
+    return JsonResponse(DASHBOARDS[name](project, serializer.validated_data), encoder=JSONEncoder)

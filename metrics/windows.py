@@ -19,11 +19,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import connection, transaction
+from django.db import connection
 
 from metrics import raw
 from metrics.figures import DIMENSIONS, Question, Totals, bucket_floor, buckets
 from metrics.models import HourRollup, RolledProject, TraceSpan, Watermark
+from metrics.snapshot import one_snapshot
 from metrics.runs import ONE_CLEAR, ONE_FUSED, Run, longest
 from provenance.bulk import is_postgres
 from provenance.models import Fuse, FuseDecision, Node
@@ -125,19 +126,16 @@ class Group:
         return totals
 
 
-def answer(project, questions: list[Question], with_runs: bool = True) -> list[tuple[Question, dict]]:
-    """For each question, {(bucket start, `by` value or None): Totals} of the groups that have nodes."""
-    if is_postgres() and not connection.in_atomic_block:
-        # One snapshot for the rollups, the watermark and the raw edges.
-        with transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            return answer_in_snapshot(project, questions, with_runs)
-    return answer_in_snapshot(project, questions, with_runs)
+def answer(project, questions: list[Question], use_rollups: bool = True) -> list[tuple[Question, dict]]:
+    """For each question, {(bucket start, `by` value or None): Totals} of the
+    groups that have nodes. `use_rollups=False` answers everything from the
+    raw scan (the benchmark's baseline)."""
+    with one_snapshot():
+        return answer_in_snapshot(project, questions, use_rollups)
 
 
-def answer_in_snapshot(project, questions, with_runs):
-    coverage = Coverage.of(project)
+def answer_in_snapshot(project, questions, use_rollups):
+    coverage = Coverage.of(project) if use_rollups else None
     plans = {}
     for index, question in enumerate(questions):
         if coverage is None or question.step == "minute":
@@ -149,9 +147,9 @@ def answer_in_snapshot(project, questions, with_runs):
     answers = []
     for index, question in enumerate(questions):
         if index in plans:
-            found = stitched(project, question, plans[index], edges, with_runs)
+            found = stitched(project, question, plans[index], edges)
         else:
-            found = raw.grouped(project, question, with_runs)
+            found = raw.grouped(project, question)
         answers.append((question, found))
     return answers
 
@@ -185,17 +183,19 @@ class EdgeRows:
         return self.rows[bisect_left(self.times, start):bisect_left(self.times, end)]
 
 
-def stitched(project, question: Question, pieces: list[Piece], edges: EdgeRows, with_runs: bool) -> dict:
+def stitched(project, question: Question, pieces: list[Piece], edges: EdgeRows) -> dict:
     groups: dict[tuple, Group] = defaultdict(Group)
     rolled = [interval for piece in pieces for interval in piece.rolled]
     if rolled:
         add_rolled_sums(project, question, rolled, groups)
-        if with_runs:
+        if question.needs_runs:
             add_rolled_runs(project, question, rolled, groups)
-    add_edges(project, question, pieces, edges, groups, with_runs)
-    present, present_low = traces_also_rolled(project, question, pieces, groups)
+    add_edges(project, question, pieces, edges, groups, question.needs_runs)
+    present, present_low = {}, {}
+    if question.needs_traces:
+        present, present_low = traces_also_rolled(project, question, pieces, groups)
     return {
-        key: group.totals(present.get(key, set()), present_low.get(key, set()), with_runs)
+        key: group.totals(present.get(key, set()), present_low.get(key, set()), question.needs_runs)
         for key, group in groups.items()
         if group.sums["nodes"]
     }
@@ -247,7 +247,7 @@ def add_rolled_sums(project, question, rolled, groups) -> None:
             group = groups[(piece_key(question, bucket), value)]
             for name, amount in zip(SUMS, sums):
                 group.sums[name] += amount
-        if question.step == "hour":
+        if question.step == "hour" or not question.needs_traces:
             return  # one hour per bucket: no trace is counted twice
         # Hash aggregates, not COUNT(DISTINCT …): per (group, trace, hour), then per (group, trace).
         cursor.execute(
@@ -271,23 +271,27 @@ def add_rolled_sums(project, question, rolled, groups) -> None:
 
 
 def add_rolled_runs(project, question, rolled, groups) -> None:
-    """Only hours with a fused node are fetched; an hour with nodes but none
-    fused between two of them (`previous`) breaks the run, so it is added as
-    a clear piece."""
+    """Fetches, per group and agent, the hours with a fused node and the first
+    and last hour with nodes of each rolled range. Every other hour with nodes
+    is clear (no fused node), so wherever one separates two fetched hours
+    (`previous` is not the hour fetched before) a clear piece is added: runs
+    never stitch across it."""
     filters, filter_params = dimension_filter(question)
     ranges, range_params = hour_ranges(rolled)
+    range_of = "CASE " + " ".join(["WHEN hour >= %s AND hour < %s THEN " + str(i) for i in range(len(rolled))]) + " END"
     mask = mask_of(["agent_id", *question.filters.dimensions, *([question.by] if question.by else [])])
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
             SELECT bucket, value, hour, agent_id, nodes, run_prefix, run_suffix, run_best, previous FROM (
                 SELECT {group_columns(question)}, hour, agent_id, nodes, run_prefix, run_suffix, run_best,
-                    LAG(hour) OVER (PARTITION BY {", ".join(group_expressions(question))}, agent_id ORDER BY hour)
-                        AS previous
+                    LAG(hour) OVER sequence AS previous, LEAD(hour) OVER sequence AS following
                 FROM {ROLLUP} WHERE project_id = %s AND mask = %s AND {filters} AND {ranges}
-            ) AS hours WHERE run_best > 0
+                WINDOW sequence AS (PARTITION BY {", ".join(group_expressions(question))}, agent_id, {range_of}
+                                    ORDER BY hour)
+            ) AS hours WHERE run_best > 0 OR previous IS NULL OR following IS NULL
             """,
-            [project.pk, mask, *filter_params, *range_params],
+            [project.pk, mask, *filter_params, *range_params, *range_params],
         )
         rows = cursor.fetchall()
     fetched = {(bucket, value, agent, hour) for bucket, value, hour, agent, *_ in rows}
@@ -370,6 +374,6 @@ def traces_also_rolled(project, question, pieces, groups) -> tuple[dict, dict]:
 
 def totals_for(project, requests: list[tuple], metrics) -> list[Totals]:
     """One Totals per (start, end, filters) request, in order."""
-    questions = [Question(start, end, filters) for start, end, filters in requests]
-    answers = answer(project, questions, with_runs="consecutive_fuses" in metrics)
+    questions = [Question(start, end, filters, metrics=tuple(metrics)) for start, end, filters in requests]
+    answers = answer(project, questions)
     return [found.get((question.start, None), Totals()) for question, found in answers]

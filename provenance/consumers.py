@@ -64,9 +64,8 @@ class TraceConsumer(ScopedConsumer):
         return live.trace_group(trace.pk)
 
     async def nodes_added(self, event):
-        product_ids = await database_sync_to_async(reading.product_ids_of)(self.trace, event["nodes"])
-        if product_ids:
-            await self.send_json({"type": "nodes.added", "nodes": product_ids})
+        # The group is this trace's own, so the ids need no further scoping.
+        await self.send_json({"type": "nodes.added", "nodes": event["product_ids"]})
 
 
 class ProjectConsumer(ScopedConsumer):

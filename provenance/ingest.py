@@ -15,7 +15,7 @@ from django.db.models import Max, Min
 from django.utils import timezone
 
 from provenance import live
-from provenance.bulk import allocate_ids, bound_cursor, copy_rows, in_list, insert_many, is_postgres
+from provenance.bulk import copy_rows, in_list, insert_many, is_postgres
 from provenance.models import Edge, Fuse, IngestedEvent, Node, Project, Review, Trace
 from provenance.validation import EventError, FuseEvent, NodeEvent, ReviewEvent, event_id_of, parse_event
 
@@ -82,22 +82,25 @@ def store_new_events(project: Project, parsed: list, outcome: dict) -> None:
                 write_batch(project, parsed, outcome, now, optimistic=True)
             return
         except IntegrityError:
-            # A concurrent batch took one of our ids between the check and the
-            # COPY; the conflict-safe path sorts out who stored what.
+            # Some id was taken already (a resend, a reused product id, a
+            # concurrent copy of the batch): the conflict-safe path sorts out
+            # who stored what, event by event.
             pass
     write_batch(project, parsed, outcome, now, optimistic=False)
 
 
 def write_batch(project: Project, parsed: list, outcome: dict, now, *, optimistic: bool) -> None:
-    """Writes one batch. The optimistic path (PostgreSQL) looks up the ids that
-    are already taken, then COPYs straight into the tables; the conflict-safe
-    path claims ids with `INSERT … ON CONFLICT DO NOTHING` and works anywhere."""
+    """Writes one batch.
+
+    The optimistic path (PostgreSQL) assumes every id is new and COPYs straight
+    into the tables: the common case, new events, costs no lookups at all, and a
+    unique index turns any taken id into an IntegrityError that sends the batch
+    down the conflict-safe path, which claims ids with
+    `INSERT … ON CONFLICT DO NOTHING` and works on any database."""
     if optimistic:
-        taken_events, taken_products = taken_ids(project, parsed)
-        fresh = {event.event_id for _, event in parsed} - taken_events
+        fresh = {event.event_id for _, event in parsed}
     else:
         fresh = claim_event_ids(project, [event.event_id for _, event in parsed], now)
-        taken_products = set()
     nodes, fuses, reviews = [], [], []
     for position, event in parsed:
         if event.event_id not in fresh:
@@ -112,7 +115,7 @@ def write_batch(project: Project, parsed: list, outcome: dict, now, *, optimisti
             reviews.append((position, event))
 
     # A product id may be claimed only once: within the batch, the first wins.
-    unique_nodes, seen_products = [], set(taken_products)
+    unique_nodes, seen_products = [], set()
     for position, node in nodes:
         if node.product_id in seen_products:
             outcome[position] = (409, f"product_id: {node.product_id!r} is already used by another event")
@@ -120,10 +123,12 @@ def write_batch(project: Project, parsed: list, outcome: dict, now, *, optimisti
             seen_products.add(node.product_id)
             unique_nodes.append((position, node))
 
+    if optimistic:
+        record_event_ids(project, [event.event_id for pos, event in parsed if outcome[pos][0] == 201], now)
     trace_pks = upsert_traces(project, [n for _, n in unique_nodes], [r for _, r in reviews], now)
     if optimistic:
-        inserted = copy_nodes(project, unique_nodes, trace_pks, now)
-        record_event_ids(project, [event.event_id for pos, event in parsed if outcome[pos][0] == 201], now)
+        copy_nodes(project, unique_nodes, trace_pks, now)
+        inserted = seen_products
         refused = []
     else:
         inserted = insert_nodes(project, unique_nodes, trace_pks, now)
@@ -142,30 +147,15 @@ def write_batch(project: Project, parsed: list, outcome: dict, now, *, optimisti
         # After the reviews: a trace a review in this batch points at must stay.
         recount_traces(project, {trace_pks[n.trace_id] for _, n in refused})
 
-    new_nodes_by_trace: dict[int, list[int]] = defaultdict(list)
+    new_nodes_by_trace: dict[int, list[str]] = defaultdict(list)
     for _, node in unique_nodes:
         if node.product_id in inserted:
-            new_nodes_by_trace[trace_pks[node.trace_id]].append(inserted[node.product_id])
+            new_nodes_by_trace[trace_pks[node.trace_id]].append(node.product_id)
     touched_traces = set(new_nodes_by_trace) | {trace_pks[r.trace_id] for _, r in reviews}
     if touched_traces or fuses:
         transaction.on_commit(
             lambda: live.publish_ingest(project.pk, dict(new_nodes_by_trace), sorted(touched_traces))
         )
-
-
-def taken_ids(project: Project, parsed: list) -> tuple[set[str], set[str]]:
-    """Which of the batch's event ids and product ids are stored already, in one query."""
-    event_ids = [event.event_id for _, event in parsed]
-    product_ids = [event.product_id for _, event in parsed if isinstance(event, NodeEvent)]
-    with bound_cursor() as cursor:
-        cursor.execute(
-            f"SELECT 'e', event_id FROM {IngestedEvent._meta.db_table} WHERE project_id = %s AND event_id = ANY(%s) "
-            f"UNION ALL "
-            f"SELECT 'p', product_id FROM {Node._meta.db_table} WHERE project_id = %s AND product_id = ANY(%s)",
-            [project.pk, event_ids, project.pk, product_ids],
-        )
-        rows = cursor.fetchall()
-    return {value for kind, value in rows if kind == "e"}, {value for kind, value in rows if kind == "p"}
 
 
 def claim_event_ids(project: Project, event_ids: list[str], now) -> set[str]:
@@ -281,29 +271,25 @@ def node_row(project: Project, n: NodeEvent, trace_pks: dict[str, int], now) -> 
     )
 
 
-def insert_nodes(project: Project, nodes: list, trace_pks: dict[str, int], now) -> dict[str, int]:
-    """Conflict-safe insert; returns product id -> pk of the nodes written."""
+def insert_nodes(project: Project, nodes: list, trace_pks: dict[str, int], now) -> set[str]:
+    """Conflict-safe insert; returns the product ids of the nodes written."""
     returned = insert_many(
         Node._meta.db_table,
         NODE_COLUMNS,
         NODE_TYPES,
         [node_row(project, n, trace_pks, now) for _, n in nodes],
         on_conflict="ON CONFLICT (project_id, product_id) DO NOTHING",
-        returning="id, product_id",
+        returning="product_id",
     )
-    return {product_id: pk for pk, product_id in returned}
+    return {row[0] for row in returned}
 
 
-def copy_nodes(project: Project, nodes: list, trace_pks: dict[str, int], now) -> dict[str, int]:
-    """COPY with ids drawn up front; the caller has checked the product ids are free."""
-    table = Node._meta.db_table
-    ids = allocate_ids(table, len(nodes))
-    copy_rows(table, ["id", *NODE_COLUMNS],
-              [(pk, *node_row(project, n, trace_pks, now)) for pk, (_, n) in zip(ids, nodes)])
-    return {n.product_id: pk for pk, (_, n) in zip(ids, nodes)}
+def copy_nodes(project: Project, nodes: list, trace_pks: dict[str, int], now) -> None:
+    """COPY; a product id that is taken already raises IntegrityError."""
+    copy_rows(Node._meta.db_table, NODE_COLUMNS, [node_row(project, n, trace_pks, now) for _, n in nodes])
 
 
-def insert_edges(project: Project, nodes: list, inserted: dict[str, int], trace_pks: dict[str, int]) -> None:
+def insert_edges(project: Project, nodes: list, inserted: set[str], trace_pks: dict[str, int]) -> None:
     rows = [
         (project.pk, trace_pks[n.trace_id], n.product_id, parent, position)
         for _, n in nodes
@@ -318,7 +304,7 @@ def insert_edges(project: Project, nodes: list, inserted: dict[str, int], trace_
     )
 
 
-def insert_fuses(project: Project, nodes: list, inserted: dict[str, int], fuse_events: list[FuseEvent]) -> None:
+def insert_fuses(project: Project, nodes: list, inserted: set[str], fuse_events: list[FuseEvent]) -> None:
     rows = [
         (project.pk, n.trace_id, n.product_id, n.event_id, n.fuse.decision, n.fuse.reason, n.fuse.threshold,
          n.fuse.by_agent_id, True, n.timestamp)

@@ -28,13 +28,14 @@ def project_group(project_pk: int) -> str:
     return f"project-{project_pk}"
 
 
-def publish_ingest(project_pk: int, new_nodes_by_trace: dict[int, list[int]], touched_traces: list[int]) -> None:
+def publish_ingest(project_pk: int, new_nodes_by_trace: dict[int, list[str]], touched_traces: list[int]) -> None:
+    """`new_nodes_by_trace`: trace pk -> product ids of the nodes just stored."""
     layer = get_channel_layer()
     if layer is None:
         return
     messages = [
-        (trace_group(trace_pk), {"type": "nodes.added", "trace": trace_pk, "nodes": node_ids})
-        for trace_pk, node_ids in new_nodes_by_trace.items()
+        (trace_group(trace_pk), {"type": "nodes.added", "trace": trace_pk, "product_ids": product_ids})
+        for trace_pk, product_ids in new_nodes_by_trace.items()
     ]
     messages.append((project_group(project_pk), {"type": "traces.changed", "traces": touched_traces}))
     if isinstance(layer, InMemoryChannelLayer):

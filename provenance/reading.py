@@ -270,12 +270,6 @@ def recent_agents_and_steps(project: Project, sample: int = 5000) -> tuple[list[
     return sorted(agents), sorted(steps)
 
 
-def product_ids_of(trace: Trace, node_pks: list[int]) -> list[str]:
-    return list(
-        Node.objects.filter(trace=trace, pk__in=node_pks).order_by("timestamp", "pk").values_list("product_id", flat=True)
-    )
-
-
 def edge_pairs(trace: Trace) -> list[tuple[str, str]]:
     """(child, parent) product ids of a trace's edges, in no particular order:
     cheaper than parents_by_child() when the order does not matter."""

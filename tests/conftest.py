@@ -1,9 +1,13 @@
-"""Shared fixtures: projects, API keys and API clients that go through HTTP."""
+"""Shared fixtures: projects, API keys and API clients that go through HTTP, and a
+signed-in project member for the pages."""
 
 import itertools
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.conf import settings as django_settings
+from django.contrib.auth import get_user_model
+from django.test import Client
 from rest_framework.test import APIClient
 
 from provenance.models import Project
@@ -43,6 +47,27 @@ def other_api(make_project):
     _, key = make_project("globex")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    return client
+
+
+MEMBER_USERNAME, MEMBER_PASSWORD = "mia", "pw-mia-12345"
+
+
+@pytest.fixture
+def member_user(project, settings):
+    """A user of `project` who can also sign in through the login form."""
+    # A fast hasher: the default one is slow on purpose.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    user = get_user_model().objects.create_user(MEMBER_USERNAME, password=MEMBER_PASSWORD)
+    project.members.add(user)
+    return user
+
+
+@pytest.fixture
+def member(member_user) -> Client:
+    """A test client signed in as `member_user`."""
+    client = Client()
+    client.force_login(member_user)
     return client
 
 
@@ -97,9 +122,12 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Debian's Chromium driven by Playwright (never a downloaded browser)."""
+    """Debian's Chromium driven by Playwright (never a downloaded browser).
+
+    Module-scoped: Playwright's sync API keeps an event loop on the main thread
+    while it runs, which other modules' async_to_sync calls must not meet."""
     import os
 
     # Playwright's sync API runs an event loop; Django must still allow sync DB calls from tests.
@@ -118,3 +146,15 @@ def page(browser):
     page = context.new_page()
     yield page
     context.close()
+
+
+def signed_in(page, live_server, member: Client) -> list[str]:
+    """Gives `page` the session of the `member` client; returns the list that
+    collects the page's console errors and uncaught exceptions from then on."""
+    cookie = django_settings.SESSION_COOKIE_NAME
+    page.context.add_cookies([{"name": cookie, "value": member.cookies[cookie].value, "url": live_server.url}])
+    problems = []
+    page.on("console", lambda message: problems.append(message.text)
+            if message.type == "error" and not message.location.get("url", "").endswith("/favicon.ico") else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    return problems

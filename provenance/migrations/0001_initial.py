@@ -109,7 +109,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Edge',
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('pk', models.CompositePrimaryKey('project', 'child_product_id', 'parent_product_id', blank=True, editable=False, primary_key=True, serialize=False)),
                 ('child_product_id', models.CharField(max_length=255)),
                 ('parent_product_id', models.CharField(max_length=255)),
                 ('position', models.SmallIntegerField(default=0)),
@@ -159,10 +159,6 @@ class Migration(migrations.Migration):
         migrations.AddConstraint(
             model_name='node',
             constraint=models.UniqueConstraint(fields=('project', 'product_id'), name='node_unique_per_project'),
-        ),
-        migrations.AddIndex(
-            model_name='edge',
-            index=models.Index(fields=['project', 'child_product_id'], name='edge_up'),
         ),
         migrations.AddIndex(
             model_name='edge',

@@ -4,9 +4,7 @@ builder (errors, preview, save), rule page actions, history with trace links."""
 import re
 from datetime import timedelta
 
-import pytest
 from django.contrib.auth import get_user_model
-from django.test import Client
 from django.utils import timezone
 
 from alerts.models import AlertRule
@@ -14,15 +12,6 @@ from tests.alerts.conftest import SECRET
 from tests.conftest import node_event
 
 FUSE_RULE = [{"metric": "fuse_rate", "window": "15m", "op": ">", "threshold": 0.2}]
-
-
-@pytest.fixture
-def member(project):
-    user = get_user_model().objects.create_user("ann")
-    project.members.add(user)
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def builder_post(**overrides) -> dict:

@@ -5,34 +5,17 @@ mute it, then follow an example trace from the alert history."""
 from datetime import timedelta
 
 import pytest
-from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.test import Client
 from django.utils import timezone
 
 from alerts import evaluation
 from provenance.ingest import ingest_events
 from tests.alerts.conftest import SECRET
-from tests.conftest import node_event
+from tests.conftest import node_event, signed_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def logged_in(page, live_server, project):
-    user = get_user_model().objects.create_user("ann")
-    project.members.add(user)
-    client = Client()
-    client.force_login(user)
-    page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME,
-                               "value": client.cookies[settings.SESSION_COOKIE_NAME].value, "url": live_server.url}])
-    problems = []
-    page.on("console", lambda message: problems.append(message.text)
-            if message.type == "error" and not message.location.get("url", "").endswith("/favicon.ico") else None)
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    return problems
-
-
-def test_build_preview_create_test_mute_and_follow_history(live_server, page, project, receiver):
+def test_build_preview_create_test_mute_and_follow_history(live_server, page, project, member, receiver):
     now = timezone.now()
     events = []
     for i in range(3):
@@ -40,7 +23,7 @@ def test_build_preview_create_test_mute_and_follow_history(live_server, page, pr
         event["timestamp"] = (now - timedelta(seconds=90 - i)).isoformat()
         events.append(event)
     ingest_events(project, events)
-    problems = logged_in(page, live_server, project)
+    problems = signed_in(page, live_server, member)
 
     page.goto(f"{live_server.url}/alerts/acme/")
     page.get_by_role("link", name="New rule").click()

@@ -1,11 +1,8 @@
-"""Shared by the health tests: running the check as an operator would, and a signed-in project member."""
+"""Shared by the health tests: running the check as an operator would."""
 
 from io import StringIO
 
-import pytest
-from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.test import Client
 
 
 def run_check(*args) -> str:
@@ -13,12 +10,3 @@ def run_check(*args) -> str:
     out = StringIO()
     call_command("check_dag_health", *args, stdout=out)
     return out.getvalue()
-
-
-@pytest.fixture
-def member(project) -> Client:
-    user = get_user_model().objects.create_user("ann")
-    project.members.add(user)
-    client = Client()
-    client.force_login(user)
-    return client

@@ -1,10 +1,9 @@
 """The health page in Chromium: the trend chart draws under the strict CSP."""
 
 import pytest
-from django.conf import settings
 
-from tests.conftest import node_event
-from tests.provenance.health_runs import member, run_check  # noqa: F401 (member is a fixture)
+from tests.conftest import node_event, signed_in
+from tests.provenance.health_runs import run_check
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -12,12 +11,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_the_trend_chart_draws_and_findings_open_their_node(live_server, page, member, ingest):
     ingest(node_event("a", "t"), node_event("b", "t"), node_event("loop", "t2", parents=["loop"]))
     run_check()
-    session = member.cookies[settings.SESSION_COOKIE_NAME].value
-    page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_server.url}])
-    problems = []
-    page.on("console", lambda message: problems.append(message.text)
-            if message.type == "error" and not message.location.get("url", "").endswith("/favicon.ico") else None)
-    page.on("pageerror", lambda error: problems.append(str(error)))
+    problems = signed_in(page, live_server, member)
     page.on("response", lambda response: problems.append(response.url) if response.status >= 400 else None)
 
     page.goto(f"{live_server.url}/p/acme/health/")

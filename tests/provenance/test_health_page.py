@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from tests.conftest import node_event
-from tests.provenance.health_runs import member, run_check  # noqa: F401 (member is a fixture)
+from tests.provenance.health_runs import run_check
 
 pytestmark = pytest.mark.django_db
 

@@ -36,13 +36,6 @@ def headers_for(user=None, origin: bytes = ORIGIN) -> list[tuple[bytes, bytes]]:
     return headers
 
 
-@pytest.fixture
-def member(project):
-    user = get_user_model().objects.create_user("mia")
-    project.members.add(user)
-    return user
-
-
 def listen_while(path: str, user, action, count: int = 1) -> list[dict]:
     """Connects, runs `action` (sync, e.g. an ingest), returns what arrived."""
 
@@ -73,16 +66,16 @@ def refused(path: str, user=None, origin: bytes = ORIGIN) -> bool:
     return async_to_sync(scenario)()
 
 
-def test_an_open_trace_hears_its_new_nodes(member, ingest):
+def test_an_open_trace_hears_its_new_nodes(member_user, ingest):
     ingest(node_event("a", "t1"))
-    [message] = listen_while("/ws/p/acme/traces/t1/", member,
+    [message] = listen_while("/ws/p/acme/traces/t1/", member_user,
                              lambda: ingest(node_event("b", "t1", parents=["a"], seconds=1), node_event("c", "t2")))
     assert message == {"type": "nodes.added", "nodes": ["b"]}
 
 
-def test_the_trace_list_hears_new_traces_as_rows(member, ingest):
+def test_the_trace_list_hears_new_traces_as_rows(member_user, ingest):
     ingest(node_event("a", "t1"))
-    [message] = listen_while("/ws/p/acme/traces/", member, lambda: ingest(
+    [message] = listen_while("/ws/p/acme/traces/", member_user, lambda: ingest(
         node_event("x", "new-trace", confidence=0.3, source_type="final_answer"), review_event("new-trace", "incorrect")))
     assert message["type"] == "traces.changed"
     [row] = message["traces"]
@@ -91,33 +84,33 @@ def test_the_trace_list_hears_new_traces_as_rows(member, ingest):
     assert (row["node_count"], row["min_confidence"], row["final_confidence"], row["verdict"]) == (1, 0.3, 0.3, "incorrect")
 
 
-def test_other_projects_ingest_is_not_heard(member, ingest, other_api):
+def test_other_projects_ingest_is_not_heard(member_user, ingest, other_api):
     ingest(node_event("a", "t1"))
 
     def elsewhere():
         ingest(node_event("g", "t1"), client=other_api)
         ingest(node_event("b", "t1", seconds=1))
 
-    [message] = listen_while("/ws/p/acme/traces/t1/", member, elsewhere)
+    [message] = listen_while("/ws/p/acme/traces/t1/", member_user, elsewhere)
     assert message["nodes"] == ["b"]
 
 
-def test_anonymous_and_foreign_origin_are_refused(member, ingest):
+def test_anonymous_and_foreign_origin_are_refused(member_user, ingest):
     ingest(node_event("a", "t1"))
     assert refused("/ws/p/acme/traces/t1/")
     assert refused("/ws/p/acme/traces/")
-    assert refused("/ws/p/acme/traces/t1/", member, origin=b"http://evil.example")
-    assert not refused("/ws/p/acme/traces/t1/", member)
+    assert refused("/ws/p/acme/traces/t1/", member_user, origin=b"http://evil.example")
+    assert not refused("/ws/p/acme/traces/t1/", member_user)
 
 
-def test_a_member_of_another_project_is_refused(member, make_project, ingest, other_api):
+def test_a_member_of_another_project_is_refused(member_user, make_project, ingest, other_api):
     ingest(node_event("a", "t1"))
     ingest(node_event("g", "g1"), client=other_api)
-    assert refused("/ws/p/globex/traces/g1/", member)
-    assert refused("/ws/p/globex/traces/", member)
+    assert refused("/ws/p/globex/traces/g1/", member_user)
+    assert refused("/ws/p/globex/traces/", member_user)
     # Its trace is not reachable through one's own project either.
-    assert refused("/ws/p/acme/traces/g1/", member)
-    assert refused("/ws/p/acme/traces/no-such-trace/", member)
+    assert refused("/ws/p/acme/traces/g1/", member_user)
+    assert refused("/ws/p/acme/traces/no-such-trace/", member_user)
 
 
 def test_staff_may_listen_to_any_project(ingest, other_api):

@@ -4,30 +4,12 @@ what a signed-in member sees, and what it costs in queries."""
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.test import Client
 from django.utils import timezone
 
 from tests.browser.traces import bad_answer_trace
-from tests.conftest import BASE_TIME, node_event, review_event
+from tests.conftest import BASE_TIME, MEMBER_PASSWORD, MEMBER_USERNAME, node_event, review_event
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def member(project, settings):
-    # A fast hasher: the default one is slow on purpose.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    user = get_user_model().objects.create_user("mia", password="pw-mia-12345")
-    project.members.add(user)
-    return user
-
-
-@pytest.fixture
-def browser_client(member):
-    client = Client()
-    client.force_login(member)
-    return client
 
 
 def test_pages_need_a_login(client, project):
@@ -37,17 +19,17 @@ def test_pages_need_a_login(client, project):
     assert client.get("/p/acme/traces/t1/graph.json").status_code == 401
 
 
-def test_login_page_signs_a_member_in_and_lands_on_their_project(client, member):
+def test_login_page_signs_a_member_in_and_lands_on_their_project(client, member_user):
     page = client.get("/login/")
     assert b'name="username"' in page.content
-    response = client.post("/login/", {"username": "mia", "password": "pw-mia-12345"}, follow=True)
+    response = client.post("/login/", {"username": MEMBER_USERNAME, "password": MEMBER_PASSWORD}, follow=True)
     assert response.redirect_chain[-1][0] == "/p/acme/traces/"
     assert b"No traces yet" in response.content
 
 
-def test_trace_list_shows_figures_of_each_trace(browser_client, ingest):
+def test_trace_list_shows_figures_of_each_trace(member, ingest):
     ingest(*bad_answer_trace("t1"), node_event("solo", "t2", seconds=60, confidence=0.95, source_type="final_answer"))
-    html = browser_client.get("/p/acme/traces/").content.decode()
+    html = member.get("/p/acme/traces/").content.decode()
     first, second = html.index('data-trace-id="t2"'), html.index('data-trace-id="t1"')
     assert first < second, "newest activity first"
     row = html[second:html.index("</tr>", second)]
@@ -72,50 +54,50 @@ def test_trace_list_shows_figures_of_each_trace(browser_client, ingest):
         ("range=custom&until=2026-11-20T09:01", {"t1"}),
     ],
 )
-def test_trace_list_filters(browser_client, ingest, query, expected):
+def test_trace_list_filters(member, ingest, query, expected):
     ingest(
         *bad_answer_trace("t1"),
         node_event("ok", "t2", seconds=600, confidence=0.9, agent_id="other"),
         node_event("doubt", "t3", seconds=3600, confidence=0.2, agent_id="other"),
     )
-    html = browser_client.get(f"/p/acme/traces/?{query}").content.decode()
+    html = member.get(f"/p/acme/traces/?{query}").content.decode()
     shown = {t for t in ("t1", "t2", "t3") if f'data-trace-id="{t}"' in html}
     assert shown == expected
 
 
-def test_trace_list_time_range_preset(browser_client, ingest):
+def test_trace_list_time_range_preset(member, ingest):
     recent = (timezone.now() - timedelta(minutes=5)).isoformat()
     ingest(node_event("old", "old-trace"), {**node_event("new", "new-trace"), "timestamp": recent})
-    html = browser_client.get("/p/acme/traces/?range=1h").content.decode()
+    html = member.get("/p/acme/traces/?range=1h").content.decode()
     assert 'data-trace-id="new-trace"' in html and 'data-trace-id="old-trace"' not in html
 
 
-def test_trace_list_empty_states(browser_client, ingest):
-    assert b"No traces yet" in browser_client.get("/p/acme/traces/").content
+def test_trace_list_empty_states(member, ingest):
+    assert b"No traces yet" in member.get("/p/acme/traces/").content
     ingest(node_event("a", "t1"))
-    assert b"No traces match these filters" in browser_client.get("/p/acme/traces/?q=nothing").content
+    assert b"No traces match these filters" in member.get("/p/acme/traces/?q=nothing").content
 
 
-def test_trace_list_is_paginated(browser_client, ingest):
+def test_trace_list_is_paginated(member, ingest):
     ingest(*[node_event(f"n{i}", f"trace-{i:02d}", seconds=i) for i in range(55)])
-    first = browser_client.get("/p/acme/traces/").content.decode()
+    first = member.get("/p/acme/traces/").content.decode()
     assert first.count("data-trace-id=") == 50
     assert 'data-trace-id="trace-54"' in first and "1–50 of 55" in first
-    second = browser_client.get("/p/acme/traces/?page=2").content.decode()
+    second = member.get("/p/acme/traces/?page=2").content.decode()
     assert second.count("data-trace-id=") == 5
     assert 'data-trace-id="trace-00"' in second
 
 
-def test_trace_list_query_count_does_not_grow_with_the_page(browser_client, ingest, django_assert_max_num_queries):
+def test_trace_list_query_count_does_not_grow_with_the_page(member, ingest, django_assert_max_num_queries):
     ingest(*bad_answer_trace("t1"))
     with django_assert_max_num_queries(9):
-        browser_client.get("/p/acme/traces/")
+        member.get("/p/acme/traces/")
     ingest(*[event for i in range(2, 30) for event in bad_answer_trace(f"t{i}", prefix=f"{i}-")])
     with django_assert_max_num_queries(9):
-        assert browser_client.get("/p/acme/traces/").content.decode().count("data-trace-id=") == 29
+        assert member.get("/p/acme/traces/").content.decode().count("data-trace-id=") == 29
 
 
-def test_bad_answers_lists_incorrect_then_least_confident(browser_client, ingest):
+def test_bad_answers_lists_incorrect_then_least_confident(member, ingest):
     ingest(
         *bad_answer_trace("wrong"),
         node_event("doubtful", "doubt", seconds=10, confidence=0.3, source_type="final_answer"),
@@ -126,22 +108,22 @@ def test_bad_answers_lists_incorrect_then_least_confident(browser_client, ingest
         node_event("sure", "upstream", parents=["low-upstream"], seconds=41, confidence=0.95),
         review_event("good", "correct"),
     )
-    html = browser_client.get("/p/acme/bad-answers/").content.decode()
+    html = member.get("/p/acme/bad-answers/").content.decode()
     order = [t for t in ("wrong", "doubt2", "doubt", "good", "upstream") if f'data-trace-id="{t}"' in html]
     assert order == ["wrong", "doubt2", "doubt"]
     assert html.index('data-trace-id="wrong"') < html.index('data-trace-id="doubt2"') < html.index('data-trace-id="doubt"')
     assert "?node=final" in html
 
 
-def test_bad_answers_follows_a_later_correct_review(browser_client, ingest):
+def test_bad_answers_follows_a_later_correct_review(member, ingest):
     later = (BASE_TIME + timedelta(hours=1)).isoformat()
     ingest(*bad_answer_trace("t1"), {**review_event("t1", "correct"), "timestamp": later})
-    assert b"No bad answers" in browser_client.get("/p/acme/bad-answers/").content
+    assert b"No bad answers" in member.get("/p/acme/bad-answers/").content
 
 
-def test_trace_page_carries_a_nonce_csp_and_no_inline_script(browser_client, ingest):
+def test_trace_page_carries_a_nonce_csp_and_no_inline_script(member, ingest):
     ingest(*bad_answer_trace("t1"))
-    response = browser_client.get("/p/acme/traces/t1/")
+    response = member.get("/p/acme/traces/t1/")
     policy = response["Content-Security-Policy"]
     assert "script-src 'self' 'nonce-" in policy
     assert "unsafe-inline" not in policy.split("script-src")[1].split(";")[0]
@@ -151,10 +133,10 @@ def test_trace_page_carries_a_nonce_csp_and_no_inline_script(browser_client, ing
     assert 'data-selected="final"' in html, "the final answer is selected first"
 
 
-def test_graph_endpoint_returns_nodes_edges_and_layout(browser_client, ingest):
+def test_graph_endpoint_returns_nodes_edges_and_layout(member, ingest):
     ingest(*bad_answer_trace("t1"), node_event("elsewhere", "t0", seconds=-5),
            node_event("late-consumer", "t1", parents=["elsewhere", "never-arrived"], seconds=6))
-    graph = browser_client.get("/p/acme/traces/t1/graph.json").json()
+    graph = member.get("/p/acme/traces/t1/graph.json").json()
     nodes = graph["nodes"]
     assert nodes["id"] == ["q", "frag-ok", "frag-bad", "concl", "check", "final", "late-consumer"]
     at = {pid: i for i, pid in enumerate(nodes["id"])}
@@ -170,7 +152,7 @@ def test_graph_endpoint_returns_nodes_edges_and_layout(browser_client, ingest):
     assert graph["colorscale"][0] == [0.0, "#d73027"] and graph["colorscale"][-1] == [1.0, "#1a9850"]
 
 
-def test_graph_endpoint_query_count_is_fixed(browser_client, ingest, django_assert_num_queries):
+def test_graph_endpoint_query_count_is_fixed(member, ingest, django_assert_num_queries):
     ingest(*bad_answer_trace("small"))
     big = [node_event("root", "big")] + [
         node_event(f"b{i}", "big", parents=["root", f"b{i - 1}" if i else "outside"], seconds=i) for i in range(300)
@@ -178,14 +160,14 @@ def test_graph_endpoint_query_count_is_fixed(browser_client, ingest, django_asse
     ingest(*big, node_event("outside", "other"))
     # session, user, project, trace, nodes, edges, homes of outside parents
     with django_assert_num_queries(7):
-        assert len(browser_client.get("/p/acme/traces/big/graph.json").json()["nodes"]["id"]) == 301
+        assert len(member.get("/p/acme/traces/big/graph.json").json()["nodes"]["id"]) == 301
     with django_assert_num_queries(6):  # no parent outside the trace: no lookup of their homes
-        browser_client.get("/p/acme/traces/small/graph.json")
+        member.get("/p/acme/traces/small/graph.json")
 
 
-def test_node_endpoint_details_a_node(browser_client, ingest):
+def test_node_endpoint_details_a_node(member, ingest):
     ingest(*bad_answer_trace("t1"), node_event("reuse", "t2", parents=["frag-bad"], seconds=9))
-    node = browser_client.get("/p/acme/traces/t1/node.json?id=frag-bad").json()
+    node = member.get("/p/acme/traces/t1/node.json?id=frag-bad").json()
     assert node["content"] == "Sydney is the capital."
     assert node["raw_input"] == "query: capital"
     assert node["metrics"] == {"retrieval_similarity": 0.45}
@@ -196,21 +178,21 @@ def test_node_endpoint_details_a_node(browser_client, ingest):
     assert set(children) == {"concl", "reuse"}
     assert children["reuse"]["other_trace"] is True
     assert children["reuse"]["url"] == "/p/acme/traces/t2/?node=reuse"
-    final = browser_client.get("/p/acme/traces/t1/node.json?id=final").json()
+    final = member.get("/p/acme/traces/t1/node.json?id=final").json()
     assert final["is_final"] is True
     assert [r["verdict"] for r in final["reviews"]] == ["incorrect"]
 
 
-def test_node_endpoint_needs_a_node_of_this_trace(browser_client, ingest):
+def test_node_endpoint_needs_a_node_of_this_trace(member, ingest):
     ingest(*bad_answer_trace("t1"), node_event("x", "t2"))
-    assert browser_client.get("/p/acme/traces/t1/node.json").status_code == 400
-    assert browser_client.get("/p/acme/traces/t1/node.json?id=x").status_code == 404
-    assert browser_client.get("/p/acme/traces/nope/node.json?id=x").status_code == 404
+    assert member.get("/p/acme/traces/t1/node.json").status_code == 400
+    assert member.get("/p/acme/traces/t1/node.json?id=x").status_code == 404
+    assert member.get("/p/acme/traces/nope/node.json?id=x").status_code == 404
 
 
-def test_root_cause_endpoint_matches_the_api(browser_client, api, ingest):
+def test_root_cause_endpoint_matches_the_api(member, api, ingest):
     ingest(*bad_answer_trace("t1"))
-    page = browser_client.get("/p/acme/traces/t1/root-cause.json?id=final").json()
+    page = member.get("/p/acme/traces/t1/root-cause.json?id=final").json()
     contract = api.get("/api/v1/traces/t1/nodes/final/root-cause").json()
     assert page["path"] == contract["path"] == ["frag-bad", "concl", "check", "final"]
     assert [(c["product_id"], c["reason"]) for c in page["root_causes"]] == [
@@ -219,27 +201,27 @@ def test_root_cause_endpoint_matches_the_api(browser_client, api, ingest):
     assert page["root_causes"][0]["fuse_reason"] == "similarity 0.45 below 0.6"
 
 
-def test_impact_endpoint_matches_the_api(browser_client, api, ingest):
+def test_impact_endpoint_matches_the_api(member, api, ingest):
     ingest(*bad_answer_trace("t1"), node_event("reuse", "t2", parents=["frag-bad"], seconds=9))
-    page = browser_client.get("/p/acme/traces/t1/impact.json?id=frag-bad").json()
+    page = member.get("/p/acme/traces/t1/impact.json?id=frag-bad").json()
     contract = api.get("/api/v1/traces/t1/nodes/frag-bad/impact").json()
     assert page["descendants"] == contract["descendants"]
     assert set(page["descendants"]) == {"concl", "check", "final", "reuse"}
     assert {n["product_id"]: n["trace_id"] for n in page["nodes"]}["reuse"] == "t2"
 
 
-def test_trace_ids_with_slashes_and_odd_characters_route(browser_client, ingest):
+def test_trace_ids_with_slashes_and_odd_characters_route(member, ingest):
     ingest(node_event("n1", "a/b c?d#e"))
-    detail = browser_client.get("/p/acme/traces/a/b%20c%3Fd%23e/")
+    detail = member.get("/p/acme/traces/a/b%20c%3Fd%23e/")
     assert detail.status_code == 200
-    graph = browser_client.get("/p/acme/traces/a/b%20c%3Fd%23e/graph.json").json()
+    graph = member.get("/p/acme/traces/a/b%20c%3Fd%23e/graph.json").json()
     assert graph["trace_id"] == "a/b c?d#e"
 
 
-def test_project_switcher_offers_the_same_page_in_each_project(browser_client, member, make_project):
+def test_project_switcher_offers_the_same_page_in_each_project(member, member_user, make_project):
     other, _ = make_project("globex")
-    other.members.add(member)
-    html = browser_client.get("/p/acme/bad-answers/").content.decode()
+    other.members.add(member_user)
+    html = member.get("/p/acme/bad-answers/").content.decode()
     assert 'value="/p/globex/bad-answers/"' in html
-    html = browser_client.get("/").content.decode()
+    html = member.get("/").content.decode()
     assert "/p/globex/traces/" in html and "/p/acme/traces/" in html

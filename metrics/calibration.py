@@ -1,0 +1,123 @@
+"""Stated confidence against review verdicts.
+
+- Reliability diagram: ten equal-width confidence bins; per bin the count,
+  the mean confidence and the share judged correct.
+- Expected calibration error: Σ (n_bin / N) · |accuracy_bin − confidence_bin|.
+- Brier score: mean of (confidence − correct)², correct being 1 or 0.
+- ROC of the rule "confidence below t flags an incorrect answer": for every
+  threshold t, the share of incorrect answers caught (true positive rate),
+  the share of correct ones flagged anyway (false positive rate) and the
+  review load (share of all answers flagged). The suggested threshold
+  maximises Youden's J = caught − false alarms, the point where one more
+  percent of review load stops buying a percent of caught errors; ties go to
+  the lower threshold (less review).
+- Correlation of uncertainty (1 − confidence) and of each reported metric
+  with an incorrect verdict (Pearson, i.e. point-biserial).
+"""
+
+import math
+from dataclasses import dataclass, field
+
+BINS = 10
+
+
+@dataclass(frozen=True)
+class Judged:
+    confidence: float
+    correct: bool
+    metrics: dict = field(default_factory=dict)
+
+
+def reliability(judged: list[Judged]) -> list[dict]:
+    bins = [[] for _ in range(BINS)]
+    for item in judged:
+        bins[min(int(item.confidence * BINS), BINS - 1)].append(item)
+    return [
+        {
+            "from": i / BINS,
+            "to": (i + 1) / BINS,
+            "count": len(items),
+            "mean_confidence": sum(j.confidence for j in items) / len(items) if items else None,
+            "accuracy": sum(j.correct for j in items) / len(items) if items else None,
+        }
+        for i, items in enumerate(bins)
+    ]
+
+
+def expected_calibration_error(judged: list[Judged]) -> float | None:
+    if not judged:
+        return None
+    return sum(
+        b["count"] / len(judged) * abs(b["accuracy"] - b["mean_confidence"]) for b in reliability(judged) if b["count"]
+    )
+
+
+def brier(judged: list[Judged]) -> float | None:
+    if not judged:
+        return None
+    return sum((j.confidence - j.correct) ** 2 for j in judged) / len(judged)
+
+
+def roc(judged: list[Judged]) -> dict:
+    incorrect = sum(not j.correct for j in judged)
+    correct = len(judged) - incorrect
+    if not incorrect or not correct:
+        return {"points": [], "auc": None, "best": None}
+    ordered = sorted(judged, key=lambda j: j.confidence)
+    points = [{"threshold": 0.0, "tpr": 0.0, "fpr": 0.0, "review_load": 0.0}]
+    caught = alarms = 0
+    i = 0
+    while i < len(ordered):
+        value = ordered[i].confidence
+        while i < len(ordered) and ordered[i].confidence == value:
+            caught += not ordered[i].correct
+            alarms += ordered[i].correct
+            i += 1
+        # t just above `value`: everything at or below it is flagged.
+        threshold = ordered[i].confidence if i < len(ordered) else min(1.0, value) + 1e-9
+        points.append({"threshold": threshold, "tpr": caught / incorrect, "fpr": alarms / correct,
+                       "review_load": i / len(ordered)})
+    auc = sum((b["fpr"] - a["fpr"]) * (a["tpr"] + b["tpr"]) / 2 for a, b in zip(points, points[1:]))
+    best = max(points, key=lambda p: (round(p["tpr"] - p["fpr"], 12), -p["threshold"]))
+    return {"points": points, "auc": auc, "best": {**best, "youden_j": best["tpr"] - best["fpr"]}}
+
+
+def pearson(xs: list[float], ys: list[float]) -> float | None:
+    n = len(xs)
+    if n < 3:
+        return None
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    if not sxx or not syy:
+        return None
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / math.sqrt(sxx * syy)
+
+
+def correlations(judged: list[Judged]) -> list[dict]:
+    """With an incorrect verdict: uncertainty first, then each reported metric."""
+    wrong = [float(not j.correct) for j in judged]
+    found = [{"name": "uncertainty (1 − confidence)", "count": len(judged),
+              "correlation": pearson([1 - j.confidence for j in judged], wrong)}]
+    names = sorted({name for j in judged for name, value in j.metrics.items() if is_number(value)})
+    for name in names:
+        pairs = [(float(j.metrics[name]), float(not j.correct)) for j in judged if is_number(j.metrics.get(name))]
+        found.append({"name": name, "count": len(pairs),
+                      "correlation": pearson([p[0] for p in pairs], [p[1] for p in pairs])})
+    return found
+
+
+def is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def summary(judged: list[Judged]) -> dict:
+    return {
+        "count": len(judged),
+        "incorrect": sum(not j.correct for j in judged),
+        "reliability": reliability(judged),
+        "ece": expected_calibration_error(judged),
+        "brier": brier(judged),
+        "roc": roc(judged),
+        "correlations": correlations(judged),
+    }

@@ -1,0 +1,12 @@
+"""Reliability diagram, expected calibration error, Brier score, the ROC of
+"confidence below t flags an incorrect answer" with the suggested threshold,
+and the correlation of uncertainty with incorrect verdicts (metrics.calibration,
+metrics.reviewed)."""
+
+from metrics import calibration, reviewed
+from metrics.params import ChartParams
+
+
+def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
+    judged, unscored = reviewed.judged_nodes(project, params.start, params.end, params.filters)
+    return {"query": params.query(), "unscored_reviews": unscored, **calibration.summary(judged)}

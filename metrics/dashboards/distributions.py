@@ -1,0 +1,94 @@
+"""Histograms of confidence and of each reported metric, overall and per
+step or agent, each with its shape and a bimodality flag (metrics.shape)."""
+
+from dataclasses import dataclass
+
+from metrics import histograms, shape
+from metrics.dashboards.series import label
+from metrics.figures import Question
+from metrics.histograms import BIN_WIDTH, CONFIDENCE, bin_start
+from metrics.params import ChartParams
+
+MAX_BARS = 40
+DEFAULT_BY = "step"
+
+
+def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
+    by = params.by or DEFAULT_BY
+    question = Question(params.start, params.end, params.filters, by=by)
+    found = histograms.counts(project, question, use_rollups=use_rollups)
+    per_metric: dict = {}
+    for (_, value, metric), bins in found.items():
+        per_metric.setdefault(metric, {})[value] = bins
+    metrics = []
+    for metric in sorted(per_metric, key=lambda m: (m != CONFIDENCE, m)):
+        groups = per_metric[metric]
+        overall: dict[int, int] = {}
+        for bins in groups.values():
+            for bin_, n in bins.items():
+                overall[bin_] = overall.get(bin_, 0) + n
+        metrics.append({
+            "metric": metric,
+            "label": metric or "confidence",
+            "overall": histogram(overall, metric),
+            "groups": [
+                {"value": label(value), **histogram(bins, metric)}
+                for value, bins in sorted(groups.items(), key=lambda item: (item[0] is None, str(item[0])))
+            ],
+        })
+    return {"query": params.query(), "by": by, "metrics": metrics}
+
+
+def histogram(bins: dict[int, int], metric: str) -> dict:
+    return {"bars": bars(bins, metric), "shape": shape.describe(bins).as_dict()}
+
+
+def bars(bins: dict[int, int], metric: str) -> dict:
+    grid = Grid.covering([bins], metric)
+    return {"from": grid.starts(), "width": grid.width, "count": grid.counts(bins, metric)}
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Display bars over the 0.05 grid, merged `factor` at a time so there are
+    at most MAX_BARS; a confidence of exactly 1.0 is shown in the last bar, [0.95, 1]."""
+
+    first: int
+    factor: int
+    slots: int
+
+    @classmethod
+    def covering(cls, histograms: list[dict[int, int]], metric: str) -> "Grid":
+        present = [fold(bins, metric) for bins in histograms]
+        used = [bin_ for bins in present for bin_ in bins]
+        if metric == CONFIDENCE:
+            used += [0, 19]
+        if not used:
+            return cls(0, 1, 0)
+        low, high = min(used), max(used)
+        factor = max(1, -(-(high - low + 1) // MAX_BARS))
+        first = low - low % factor
+        return cls(first, factor, (high - first) // factor + 1)
+
+    @property
+    def width(self) -> float:
+        return round(BIN_WIDTH * self.factor, 10)
+
+    def starts(self) -> list[float]:
+        return [bin_start(self.first + i * self.factor) for i in range(self.slots)]
+
+    def counts(self, bins: dict[int, int], metric: str) -> list[int]:
+        counted = [0] * self.slots
+        for bin_, n in fold(bins, metric).items():
+            slot = (bin_ - self.first) // self.factor
+            if 0 <= slot < self.slots:
+                counted[slot] += n
+        return counted
+
+
+def fold(bins: dict[int, int], metric: str) -> dict[int, int]:
+    if metric != CONFIDENCE or 20 not in bins:
+        return bins
+    folded = dict(bins)
+    folded[19] = folded.get(19, 0) + folded.pop(20)
+    return folded

@@ -1,0 +1,45 @@
+"""Fuse decisions per agent and per round (accepted, downweighted, blocked),
+the top fuse reasons and the agents with the longest runs of fused nodes."""
+
+from metrics import reasons, windows
+from metrics.dashboards.series import label, totals_row
+from metrics.figures import Question
+from metrics.params import ChartParams
+from provenance.models import FuseDecision
+
+TOP = 10
+
+
+def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
+    per_agent = Question(params.start, params.end, params.filters, by="agent_id",
+                         metrics=("node_count", "fuse_rate", "consecutive_fuses"))
+    per_round = Question(params.start, params.end, params.filters, by="round", metrics=("node_count", "fuse_rate"))
+    answered = [found for _, found in windows.answer(project, [per_agent, per_round], use_rollups=use_rollups)]
+    agents = rows(answered[0], per_agent)
+    found_reasons = reasons.counts(project, Question(params.start, params.end, params.filters), use_rollups)
+    return {
+        "query": params.query(),
+        "by_agent": agents,
+        "by_round": rows(answered[1], per_round),
+        "top_reasons": top_reasons(found_reasons),
+        "consecutive_fuses": sorted(
+            ({"agent_id": row["value"], "consecutive_fuses": row["consecutive_fuses"]}
+             for row in agents if row["consecutive_fuses"]),
+            key=lambda row: (-row["consecutive_fuses"], row["agent_id"]),
+        )[:TOP],
+    }
+
+
+def rows(found: dict, question: Question) -> list[dict]:
+    ordered = sorted(found.items(), key=lambda item: (item[0][1] is None, str(item[0][1])))
+    return [{"value": label(value), **totals_row(totals, question.metrics)} for (_, value), totals in ordered]
+
+
+def top_reasons(found: dict) -> dict:
+    """The most frequent reasons for each of block and downweight."""
+    result = {}
+    for decision in (FuseDecision.BLOCK, FuseDecision.DOWNWEIGHT):
+        counted = [(reason, n) for (_, d, reason), n in found.items() if d == decision]
+        counted.sort(key=lambda item: (-item[1], item[0]))
+        result[decision.label] = [{"reason": reason or "(no reason given)", "count": n} for reason, n in counted[:TOP]]
+    return result

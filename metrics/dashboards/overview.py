@@ -1,0 +1,47 @@
+"""Headline figures now against the previous period, fuse rate over time per
+agent, high-uncertainty ratio over time, and the latest health findings."""
+
+from django.apps import apps
+
+from metrics import windows
+from metrics.dashboards.series import bucket_starts, isos, series, series_by
+from metrics.figures import METRICS, Question, Totals, iso
+from metrics.params import ChartParams
+
+
+def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
+    span = params.span
+    now = Question(params.start, params.end, params.filters)
+    before = Question(params.start - span, params.start, params.filters)
+    overall = Question(params.start, params.end, params.filters, params.step,
+                       metrics=("node_count", "trace_count", "high_uncertainty_ratio", "fuse_rate"))
+    per_agent = Question(params.start, params.end, params.filters, params.step, "agent_id", metrics=("fuse_rate",))
+    answered = [found for _, found in windows.answer(project, [now, before, overall, per_agent], use_rollups=use_rollups)]
+    return {
+        "query": params.query(),
+        "headline": {
+            "current": answered[0].get((now.start, None), Totals()).values(METRICS),
+            "previous": answered[1].get((before.start, None), Totals()).values(METRICS),
+            "previous_start": iso(before.start),
+        },
+        "buckets": isos(bucket_starts(overall)),
+        "node_count": series(overall, answered[2], "node_count"),
+        "trace_count": series(overall, answered[2], "trace_count"),
+        "high_uncertainty_ratio": series(overall, answered[2], "high_uncertainty_ratio"),
+        "fuse_rate": series(overall, answered[2], "fuse_rate"),
+        "fuse_rate_by_agent": series_by(per_agent, answered[3], "fuse_rate"),
+        "health": latest_health(project),
+    }
+
+
+def latest_health(project) -> dict | None:
+    """The newest DAG health report's findings, when the health check is installed."""
+    try:
+        report_model = apps.get_model("provenance", "HealthReport")
+    except LookupError:
+        return None
+    report = (report_model.objects.filter(project=project, finished_at__isnull=False)
+              .order_by("-started_at", "-pk").first())
+    if report is None:
+        return {"checked_at": None, "findings": 0, "by_kind": {}}
+    return {"checked_at": iso(report.checked_at), "findings": report.finding_count, "by_kind": report.counts}

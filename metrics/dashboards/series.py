@@ -1,0 +1,39 @@
+"""Turning grouped totals into chart series."""
+
+from metrics.figures import METRICS, Question, Totals, buckets, iso
+
+
+def bucket_starts(question: Question) -> list:
+    return [start for start, _ in buckets(question)]
+
+
+def series(question: Question, found: dict, metric: str) -> list:
+    """One value per bucket of `question` (None where the metric is undefined)."""
+    empty = Totals().values([metric])[metric]
+    return [
+        (found[(start, None)].values([metric])[metric] if (start, None) in found else empty)
+        for start in bucket_starts(question)
+    ]
+
+
+def series_by(question: Question, found: dict, metric: str) -> dict:
+    """{group value: one value per bucket}; buckets where a group had no node are None."""
+    values = sorted({value for _, value in found}, key=lambda v: (v is None, str(v)))
+    starts = bucket_starts(question)
+    return {
+        label(value): [found[(s, value)].values([metric])[metric] if (s, value) in found else None for s in starts]
+        for value in values
+    }
+
+
+def label(value) -> str:
+    return "(none)" if value in (None, "") else str(value)
+
+
+def totals_row(totals: Totals, metrics=METRICS) -> dict:
+    return {**totals.values(metrics), "accepted": totals.accepted, "downweighted": totals.downweighted,
+            "fused": totals.fused, "unjudged": totals.nodes - totals.accepted - totals.downweighted - totals.fused}
+
+
+def isos(moments) -> list[str]:
+    return [iso(m) for m in moments]

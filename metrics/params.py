@@ -1,0 +1,119 @@
+"""The query parameters every chart and metrics endpoint takes: a time range
+(a preset `range` ending now or at `end`, or explicit `start`/`end`),
+filters (`agent_id`, `step`, `source_type`, `round`) and per chart extras."""
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.utils import timezone
+from rest_framework import serializers
+
+from metrics.figures import Filters, iso
+from provenance.validation import EventError, parse_timestamp
+
+RANGES = {"1h": timedelta(hours=1), "6h": timedelta(hours=6), "24h": timedelta(days=1),
+          "7d": timedelta(days=7), "30d": timedelta(days=30), "90d": timedelta(days=90)}
+DEFAULT_RANGE = "7d"
+MAX_SPAN = timedelta(days=400)
+# The finest series step each span allows, so a chart never has thousands of points.
+STEP_LIMITS = {"minute": timedelta(days=1), "hour": timedelta(days=93), "day": MAX_SPAN}
+
+
+def auto_step(span: timedelta) -> str:
+    if span <= timedelta(hours=3):
+        return "minute"
+    if span <= timedelta(days=3):
+        return "hour"
+    return "day"
+
+
+@dataclass(frozen=True)
+class ChartParams:
+    start: datetime
+    end: datetime
+    filters: Filters = Filters()
+    step: str = "hour"
+    range: str = ""
+    metric: str = ""
+    by: str = ""
+    baseline: tuple[datetime, datetime] | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def span(self) -> timedelta:
+        return self.end - self.start
+
+    def query(self) -> dict:
+        """The parameters as the pages echo them back."""
+        found = {"start": iso(self.start), "end": iso(self.end), "step": self.step, "range": self.range,
+                 **self.filters.dimensions}
+        if self.baseline:
+            found["baseline_start"], found["baseline_end"] = iso(self.baseline[0]), iso(self.baseline[1])
+        return found
+
+
+class ChartParamsSerializer(serializers.Serializer):
+    range = serializers.ChoiceField(choices=list(RANGES), required=False)
+    start = serializers.CharField(required=False)
+    end = serializers.CharField(required=False)
+    agent_id = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
+    step = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
+    source_type = serializers.CharField(required=False, default="", allow_blank=True, max_length=64)
+    round = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0, max_value=2**31 - 1)
+    resolution = serializers.ChoiceField(choices=list(STEP_LIMITS), required=False)
+    metric = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
+    by = serializers.ChoiceField(choices=["", "agent_id", "step", "source_type", "round"], required=False, default="")
+    baseline_start = serializers.CharField(required=False)
+    baseline_end = serializers.CharField(required=False)
+
+    def to_internal_value(self, data):
+        # An empty `round=` from a form means "any round".
+        if hasattr(data, "get") and data.get("round") == "":
+            data = data.copy()
+            data.pop("round")
+        return super().to_internal_value(data)
+
+    def validate_start(self, value):
+        return timestamp(value)
+
+    def validate_end(self, value):
+        return timestamp(value)
+
+    def validate_baseline_start(self, value):
+        return timestamp(value)
+
+    def validate_baseline_end(self, value):
+        return timestamp(value)
+
+    def validate(self, data):
+        end = data.get("end") or self.context.get("now") or timezone.now().replace(microsecond=0)
+        if data.get("start") and not data.get("range"):
+            start, preset = data["start"], ""
+        else:
+            preset = data.get("range", DEFAULT_RANGE)
+            start = end - RANGES[preset]
+        if start >= end:
+            raise serializers.ValidationError({"start": "must be before end"})
+        if end - start > MAX_SPAN:
+            raise serializers.ValidationError({"start": f"the range may span at most {MAX_SPAN.days} days"})
+        step = data.get("resolution") or auto_step(end - start)
+        if end - start > STEP_LIMITS[step]:
+            raise serializers.ValidationError(
+                {"resolution": f"{step} is too fine for this range (at most {STEP_LIMITS[step].days} days)"}
+            )
+        baseline = None
+        if data.get("baseline_start") or data.get("baseline_end"):
+            if not (data.get("baseline_start") and data.get("baseline_end")):
+                raise serializers.ValidationError({"baseline_start": "give both baseline_start and baseline_end"})
+            baseline = (data["baseline_start"], data["baseline_end"])
+            if baseline[0] >= baseline[1]:
+                raise serializers.ValidationError({"baseline_start": "must be before baseline_end"})
+        filters = Filters(data["agent_id"], data["step"], data["source_type"], data["round"])
+        return ChartParams(start, end, filters, step, preset, data["metric"], data["by"], baseline)
+
+
+def timestamp(value: str) -> datetime:
+    try:
+        return parse_timestamp(value)
+    except EventError as error:
+        raise serializers.ValidationError(error.message.removeprefix("timestamp: ")) from None

@@ -1,0 +1,76 @@
+"""Fuse decisions about the nodes in a window, by decision and reason (the
+reason is cut to 200 characters, as in the rollup)."""
+
+from collections import defaultdict
+
+from django.db import connection
+
+from metrics.daily import intervals_sql, split_days, watermark
+from metrics.figures import Question
+from metrics.histograms import filter_sql
+from metrics.models import DayFuseReason
+from metrics.refresh import FUSE_REASON_PAIRS, REASON_LENGTH
+from metrics.snapshot import one_snapshot
+from provenance.bulk import is_postgres
+from provenance.models import Fuse, Node
+
+
+def counts(project, question: Question, use_rollups: bool = True) -> dict[tuple, int]:
+    """{(`by` value or None, decision, reason): count}."""
+    if not is_postgres():
+        return python_counts(project, question)
+    found: dict = defaultdict(int)
+    with one_snapshot():
+        split = split_days(question.start, question.end)
+        if use_rollups and split.days:
+            node_mark, fuse_mark = watermark()
+            add(found, rolled_rows(project, question, split.days))
+            # What the rollup has not seen: new decisions, and old decisions about new nodes
+            # (two conditions rather than one OR, so each can use its primary key).
+            add(found, raw_rows(project, question, [split.days], f"f.id > {int(fuse_mark)}"))
+            add(found, raw_rows(project, question, [split.days], f"n.id > {int(node_mark)} AND f.id <= {int(fuse_mark)}"))
+            edges = split.edges
+        else:
+            edges = [(question.start, question.end)]
+        if edges:
+            add(found, raw_rows(project, question, edges))
+    return dict(found)
+
+
+def add(found: dict, rows) -> None:
+    for value, decision, reason, n in rows:
+        found[(value, decision, reason)] += n
+
+
+def rolled_rows(project, question: Question, days):
+    filters, params = filter_sql(question, "")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {question.by or 'NULL'}, decision, reason, SUM(n)::bigint FROM {DayFuseReason._meta.db_table} "
+            f"WHERE project_id = %s AND day >= %s AND day < %s{filters} GROUP BY 1, 2, 3",
+            [project.pk, *days, *params],
+        )
+        return cursor.fetchall()
+
+
+def raw_rows(project, question: Question, intervals, extra: str = "TRUE"):
+    filters, params = filter_sql(question, "n.")
+    times, time_params = intervals_sql("n.timestamp", intervals)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {question.by or 'NULL'}, decision, reason, COUNT(*) FROM ({FUSE_REASON_PAIRS} "
+            f"WHERE n.project_id = %s AND {times}{filters} AND {extra}) AS pairs GROUP BY 1, 2, 3",
+            [project.pk, *time_params, *params],
+        )
+        return cursor.fetchall()
+
+
+def python_counts(project, question: Question) -> dict[tuple, int]:
+    nodes = Node.objects.filter(project=project, timestamp__gte=question.start, timestamp__lt=question.end,
+                                **question.filters.dimensions)
+    by = {product: value for product, value in nodes.values_list("product_id", question.by or "project_id")}
+    found: dict = defaultdict(int)
+    fuses = Fuse.objects.filter(project=project, product_id__in=list(by)).values_list("product_id", "decision", "reason")
+    for product, decision, reason in fuses:
+        found[(by[product] if question.by else None, decision, reason[:REASON_LENGTH])] += 1
+    return dict(found)

@@ -1,0 +1,81 @@
+// Shared by the metrics pages: fetch the page's JSON, draw with Plotly, build
+// DOM safely (text only, never HTML from data).
+(function () {
+  "use strict";
+  const root = document.getElementById("metrics-root");
+
+  function el(tag, attrs, text) {
+    const node = document.createElement(tag);
+    Object.entries(attrs || {}).forEach(function ([key, value]) { node.setAttribute(key, value); });
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function pct(value) {
+    return value === null || value === undefined ? "–" : (value * 100).toFixed(1) + "%";
+  }
+
+  function num(value, digits) {
+    if (value === null || value === undefined) return "–";
+    return Number.isInteger(value) ? value.toLocaleString() : value.toFixed(digits === undefined ? 3 : digits);
+  }
+
+  // The product's one confidence scale: red 0 → amber 0.5 → green 1.
+  const CONFIDENCE_SCALE = [[0, "#d73027"], [0.5, "#f4a62a"], [1, "#1a9850"]];
+
+  function confidenceColor(x) {
+    const t = Math.max(0, Math.min(1, x));
+    const [a, b, f] = t < 0.5 ? [[215, 48, 39], [244, 166, 42], t / 0.5] : [[244, 166, 42], [26, 152, 80], (t - 0.5) / 0.5];
+    const mix = a.map(function (v, i) { return Math.round(v + (b[i] - v) * f); });
+    return "rgb(" + mix.join(",") + ")";
+  }
+
+  function plot(id, traces, layout) {
+    const target = document.getElementById(id);
+    if (!target) return;
+    const base = { margin: { l: 50, r: 20, t: 10, b: 40 }, legend: { orientation: "h", y: -0.2 },
+                   paper_bgcolor: "#fff", plot_bgcolor: "#fff", hovermode: "closest" };
+    window.Plotly.newPlot(target, traces, Object.assign(base, layout || {}),
+      { responsive: true, displaylogo: false });
+  }
+
+  function fillTable(id, rows) {
+    const body = document.querySelector("#" + id + " tbody");
+    if (!body) return;
+    body.replaceChildren();
+    rows.forEach(function (cells) {
+      const tr = el("tr");
+      cells.forEach(function (cell) { tr.appendChild(el("td", {}, cell)); });
+      body.appendChild(tr);
+    });
+  }
+
+  function showError(message) {
+    const box = document.getElementById("metrics-error");
+    box.textContent = message;
+    box.hidden = false;
+    root.dataset.state = "error";
+  }
+
+  function load(draw) {
+    if (!root || !root.dataset.source) return;
+    fetch(root.dataset.source, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (response) {
+        return response.json().then(function (body) { return { ok: response.ok, body: body }; });
+      })
+      .then(function (result) {
+        if (!result.ok) {
+          const fields = result.body.fields || {};
+          const detail = Object.keys(fields).map(function (k) { return k + ": " + fields[k]; }).join("; ");
+          showError((result.body.error || "could not load the charts") + (detail ? " — " + detail : ""));
+          return;
+        }
+        draw(result.body);
+        root.dataset.state = "ready";
+      })
+      .catch(function (error) { showError("could not load the charts: " + error); });
+  }
+
+  window.DenoiseMetrics = { el: el, pct: pct, num: num, plot: plot, fillTable: fillTable, load: load,
+                            confidenceColor: confidenceColor, CONFIDENCE_SCALE: CONFIDENCE_SCALE };
+})();

@@ -1,0 +1,30 @@
+// Fuse-rate dashboard: stacked accept/downweight/block per agent and per
+// round, top fuse reasons, agents with the most consecutive fuses.
+(function () {
+  "use strict";
+  const M = window.DenoiseMetrics;
+  const PARTS = [["accepted", "accept", "#1a9850"], ["downweighted", "downweight", "#f4a62a"],
+                 ["fused", "block", "#d73027"]];
+
+  function stacked(id, rows, axisTitle) {
+    M.plot(id, PARTS.map(function ([key, name, color]) {
+      return { type: "bar", name: name, x: rows.map(function (r) { return r.value; }),
+               y: rows.map(function (r) { return r[key]; }), marker: { color: color },
+               customdata: rows.map(function (r) { return r.fuse_rate; }),
+               hovertemplate: "%{x}: %{y} " + name + " (fuse rate %{customdata:.1%})<extra></extra>" };
+    }), { barmode: "stack", xaxis: { title: axisTitle, type: "category" }, yaxis: { title: "nodes" } });
+  }
+
+  M.load(function (data) {
+    stacked("chart-by-agent", data.by_agent, "agent");
+    stacked("chart-by-round", data.by_round, "round");
+    const traces = [["block", "#d73027"], ["downweight", "#f4a62a"]].map(function ([decision, color]) {
+      const rows = (data.top_reasons[decision] || []).slice().reverse();
+      return { type: "bar", orientation: "h", name: decision, marker: { color: color },
+               y: rows.map(function (r) { return decision + ": " + r.reason; }), x: rows.map(function (r) { return r.count; }) };
+    });
+    M.plot("chart-reasons", traces, { margin: { l: 220, r: 20, t: 10, b: 40 }, xaxis: { title: "decisions" },
+                                      yaxis: { automargin: true } });
+    M.fillTable("consecutive", data.consecutive_fuses.map(function (r) { return [r.agent_id, r.consecutive_fuses]; }));
+  });
+})();

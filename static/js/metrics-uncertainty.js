@@ -1,0 +1,56 @@
+// Uncertainty distributions: one histogram per metric, one trace per group,
+// with each group's shape and a bimodality flag.
+(function () {
+  "use strict";
+  const M = window.DenoiseMetrics;
+
+  function mids(bars) { return bars.from.map(function (x) { return x + bars.width / 2; }); }
+
+  function flag(shape) {
+    return M.el("span", { class: "flag " + (shape.bimodal ? "bimodal" : "ok") }, shape.bimodal ? "bimodal" : "unimodal");
+  }
+
+  M.load(function (data) {
+    const box = document.getElementById("distributions");
+    box.replaceChildren();
+    if (!data.metrics.length) {
+      box.appendChild(M.el("p", { class: "empty" }, "No confidence or metric values in this range."));
+    }
+    data.metrics.forEach(function (metric, index) {
+      const section = M.el("section", { class: "distribution", "data-metric": metric.label });
+      const title = M.el("h2", {}, metric.label);
+      title.appendChild(flag(metric.overall.shape));
+      section.appendChild(title);
+      const chartId = "chart-distribution-" + index;
+      section.appendChild(M.el("div", { id: chartId, class: "chart", "data-chart": "histogram" }));
+      const table = M.el("table", { class: "data-table" });
+      const head = M.el("tr");
+      [data.by, "values", "mean", "std", "bimodality coefficient", "peaks", ""].forEach(function (h) {
+        head.appendChild(M.el("th", {}, h));
+      });
+      table.appendChild(M.el("thead")).appendChild(head);
+      const body = table.appendChild(M.el("tbody"));
+      [{ value: "all", shape: metric.overall.shape }].concat(metric.groups).forEach(function (group) {
+        const tr = M.el("tr");
+        const s = group.shape;
+        [group.value, M.num(s.count), M.num(s.mean), M.num(s.std), M.num(s.bimodality_coefficient), s.peaks]
+          .forEach(function (cell) { tr.appendChild(M.el("td", {}, cell)); });
+        tr.appendChild(M.el("td")).appendChild(flag(s));
+        body.appendChild(tr);
+      });
+      section.appendChild(table);
+      box.appendChild(section);
+      const isConfidence = metric.metric === "";
+      const traces = metric.groups.map(function (group) {
+        return { type: "bar", name: group.value, x: mids(group.bars), y: group.bars.count, width: group.bars.width,
+                 opacity: 0.6 };
+      });
+      if (metric.groups.length <= 1) {
+        traces.splice(0, traces.length, { type: "bar", name: "all", x: mids(metric.overall.bars),
+          y: metric.overall.bars.count, width: metric.overall.bars.width,
+          marker: { color: isConfidence ? mids(metric.overall.bars).map(M.confidenceColor) : "#3a5bd9" } });
+      }
+      M.plot(chartId, traces, { barmode: "overlay", xaxis: { title: metric.label }, yaxis: { title: "nodes" } });
+    });
+  });
+})();

@@ -1,0 +1,85 @@
+"""Every metrics page in Chromium, under the strict CSP: the charts draw from
+their JSON and no script error is logged."""
+
+from datetime import timedelta
+
+import pytest
+from django.conf import settings
+from django.utils import timezone
+
+from metrics.refresh import refresh_rollups
+from provenance.ingest import ingest_events
+from tests.conftest import review_event
+from tests.metrics.traffic import workflow_events
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# (path, charts drawn on it)
+PAGES = [("", 2), ("fuses/", 3), ("uncertainty/", 3), ("drift/", 3), ("calibration/", 2)]
+
+
+@pytest.fixture
+def recent_traffic(project):
+    """A day of traffic ending now, so the default range shows it."""
+    events = workflow_events(seed=31, traces=60, hours=20)
+    start = timezone.now() - timedelta(hours=22)
+    for event in events:
+        moved = start + (timezone.datetime.fromisoformat(event["timestamp"]) - timezone.datetime.fromisoformat(
+            "2026-11-20T09:00:00+00:00"))
+        event["timestamp"] = moved.isoformat()
+    reviews = [review_event(f"t{i}", "incorrect" if i % 3 == 0 else "correct") for i in range(0, 60, 2)]
+    for review in reviews:
+        review["timestamp"] = timezone.now().isoformat()
+    ingest_events(project, events + reviews)
+    refresh_rollups()
+
+
+def signed_in(page, live_server, member):
+    page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME,
+                               "value": member.cookies[settings.SESSION_COOKIE_NAME].value, "url": live_server.url}])
+    problems = []
+    page.on("console", lambda message: problems.append(message.text)
+            if message.type == "error" and not message.location.get("url", "").endswith("/favicon.ico") else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    return problems
+
+
+def test_every_page_draws_its_charts(live_server, page, member, recent_traffic):
+    problems = signed_in(page, live_server, member)
+    for path, charts in PAGES:
+        page.goto(f"{live_server.url}/metrics/acme/{path}?range=24h")
+        page.wait_for_selector("#metrics-root[data-state=ready]", timeout=15000)
+        assert page.locator(".js-plotly-plot").count() >= charts, path
+    assert problems == []
+
+
+def test_overview_shows_headline_figures_and_filters_apply(live_server, page, member, recent_traffic):
+    signed_in(page, live_server, member)
+    page.goto(f"{live_server.url}/metrics/acme/?range=24h")
+    page.wait_for_selector("#metrics-root[data-state=ready]")
+    nodes = page.locator("[data-metric=node_count] .value").text_content()
+    assert int(nodes.replace(",", "")) > 0
+    page.select_option("select[name=agent_id]", "retriever")
+    page.get_by_role("button", name="Apply").click()
+    page.wait_for_selector("#metrics-root[data-state=ready]")
+    assert "agent_id=retriever" in page.url
+    filtered = page.locator("[data-metric=node_count] .value").text_content()
+    assert 0 < int(filtered.replace(",", "")) < int(nodes.replace(",", ""))
+    page.get_by_role("link", name="Drift").click()
+    page.wait_for_selector("#metrics-root[data-state=ready]")
+    assert page.locator("select[name=agent_id]").input_value() == "retriever"
+
+
+def test_a_bimodal_distribution_is_flagged(live_server, page, member, project):
+    now = timezone.now()
+    events = []
+    for i in range(80):
+        confidence = 0.1 + (i % 5) * 0.01 if i % 2 else 0.9 - (i % 5) * 0.01
+        events.append({"id": f"e{i}", "type": "node", "timestamp": (now - timedelta(minutes=i)).isoformat(),
+                       "body": {"trace_id": f"t{i}", "product_id": f"p{i}", "agent_id": "extractor",
+                                "step": "entity_extraction", "confidence": confidence}})
+    ingest_events(project, events)
+    signed_in(page, live_server, member)
+    page.goto(f"{live_server.url}/metrics/acme/uncertainty/?range=24h")
+    page.wait_for_selector("#metrics-root[data-state=ready]")
+    assert page.locator("[data-metric=confidence] h2 .flag").text_content() == "bimodal"
