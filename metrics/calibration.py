@@ -44,11 +44,12 @@ def reliability(judged: list[Judged]) -> list[dict]:
     ]
 
 
-def expected_calibration_error(judged: list[Judged]) -> float | None:
+def expected_calibration_error(judged: list[Judged], bins: list[dict] | None = None) -> float | None:
     if not judged:
         return None
     return sum(
-        b["count"] / len(judged) * abs(b["accuracy"] - b["mean_confidence"]) for b in reliability(judged) if b["count"]
+        b["count"] / len(judged) * abs(b["accuracy"] - b["mean_confidence"])
+        for b in (bins or reliability(judged)) if b["count"]
     )
 
 
@@ -59,27 +60,42 @@ def brier(judged: list[Judged]) -> float | None:
 
 
 def roc(judged: list[Judged]) -> dict:
+    """The exact curve over every distinct confidence; `points` keeps one
+    point per 0.01 of threshold (and the best one) so the chart stays small."""
     incorrect = sum(not j.correct for j in judged)
     correct = len(judged) - incorrect
     if not incorrect or not correct:
         return {"points": [], "auc": None, "best": None}
-    ordered = sorted(judged, key=lambda j: j.confidence)
-    points = [{"threshold": 0.0, "tpr": 0.0, "fpr": 0.0, "review_load": 0.0}]
-    caught = alarms = 0
-    i = 0
-    while i < len(ordered):
-        value = ordered[i].confidence
-        while i < len(ordered) and ordered[i].confidence == value:
-            caught += not ordered[i].correct
-            alarms += ordered[i].correct
+    ordered = sorted((j.confidence, j.correct) for j in judged)
+    total = len(ordered)
+    caught = alarms = i = 0
+    auc = previous_tpr = previous_fpr = 0.0
+    best = point(0.0, 0.0, 0.0, 0.0)
+    points, shown = [best], 0.0
+    while i < total:
+        value = ordered[i][0]
+        while i < total and ordered[i][0] == value:
+            alarms += ordered[i][1]
+            caught += not ordered[i][1]
             i += 1
         # t just above `value`: everything at or below it is flagged.
-        threshold = ordered[i].confidence if i < len(ordered) else min(1.0, value) + 1e-9
-        points.append({"threshold": threshold, "tpr": caught / incorrect, "fpr": alarms / correct,
-                       "review_load": i / len(ordered)})
-    auc = sum((b["fpr"] - a["fpr"]) * (a["tpr"] + b["tpr"]) / 2 for a, b in zip(points, points[1:]))
-    best = max(points, key=lambda p: (round(p["tpr"] - p["fpr"], 12), -p["threshold"]))
+        threshold = ordered[i][0] if i < total else value + 1e-9
+        tpr, fpr = caught / incorrect, alarms / correct
+        auc += (fpr - previous_fpr) * (tpr + previous_tpr) / 2
+        previous_tpr, previous_fpr = tpr, fpr
+        current = point(threshold, tpr, fpr, i / total)
+        if round(tpr - fpr, 12) > round(best["tpr"] - best["fpr"], 12):
+            best = current
+        if threshold >= shown + 0.01 or i == total:
+            points.append(current)
+            shown = threshold
+    if best not in points:
+        points = sorted([*points, best], key=lambda p: p["review_load"])
     return {"points": points, "auc": auc, "best": {**best, "youden_j": best["tpr"] - best["fpr"]}}
+
+
+def point(threshold: float, tpr: float, fpr: float, load: float) -> dict:
+    return {"threshold": threshold, "tpr": tpr, "fpr": fpr, "review_load": load}
 
 
 def pearson(xs: list[float], ys: list[float]) -> float | None:
@@ -112,11 +128,12 @@ def is_number(value) -> bool:
 
 
 def summary(judged: list[Judged]) -> dict:
+    bins = reliability(judged)
     return {
         "count": len(judged),
         "incorrect": sum(not j.correct for j in judged),
-        "reliability": reliability(judged),
-        "ece": expected_calibration_error(judged),
+        "reliability": bins,
+        "ece": expected_calibration_error(judged, bins),
         "brier": brier(judged),
         "roc": roc(judged),
         "correlations": correlations(judged),

@@ -7,7 +7,7 @@ import math
 from collections import defaultdict
 from django.db import connection
 
-from metrics.daily import bucket_sql, intervals_sql, split_days, watermark
+from metrics.additive import bucket_sql, intervals_sql, split, watermark
 from metrics.figures import Question, bucket_floor
 from metrics.models import DayHistogram
 from metrics.refresh import BIN_SCALE, HISTOGRAM_VALUES, METRIC_CLAMP
@@ -31,12 +31,12 @@ def counts(project, question: Question, metric: str | None = None, use_rollups: 
         return python_counts(project, question, metric)
     with one_snapshot():
         found: dict = defaultdict(lambda: defaultdict(int))
-        split = split_days(question.start, question.end)
-        if use_rollups and question.step != "hour" and split.days:
-            node_mark, _ = watermark()
-            add_rows(found, question, rolled_rows(project, question, metric, split.days))
-            add_rows(found, question, raw_rows(project, question, metric, [split.days], f"n.id > {int(node_mark)}"))
-            edges = split.edges
+        days = split(question.start, question.end, "day")
+        if use_rollups and question.step != "hour" and days.whole:
+            node_mark = watermark()[0]
+            add_rows(found, question, rolled_rows(project, question, metric, days.whole))
+            add_rows(found, question, raw_rows(project, question, metric, [days.whole], f"n.id > {int(node_mark)}"))
+            edges = days.edges
         else:
             edges = [(question.start, question.end)]
         if edges:

@@ -7,7 +7,7 @@ raw scan of whatever the last refresh has not seen, so figures stay exact.
 
 from django.db import models
 
-from provenance.models import Project
+from provenance.models import Project, Review
 
 DIMENSIONS = ("agent_id", "step", "source_type", "round")
 
@@ -57,16 +57,18 @@ class HourRollup(Dimensions):
 class TraceSpan(Dimensions):
     """Where a trace that spans two or more hours has nodes, per hour and
     dimensions: summing hourly distinct-trace counts counts such a trace once
-    per hour, and these rows say by how much to correct."""
+    per hour, and these rows say by how much to correct. Mask 15 rows carry
+    every dimension; mask 0 rows only (trace, hour), for unfiltered questions."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+")
     trace_pk = models.BigIntegerField()
     hour = models.DateTimeField()
+    mask = models.SmallIntegerField(default=15)
     low = models.BooleanField(default=False, help_text="Below the project's high-uncertainty threshold.")
 
     class Meta:
         indexes = [
-            models.Index(fields=["project", "hour"], name="tracespan_project_hour"),
+            models.Index(fields=["project", "mask", "hour"], name="tracespan_project_mask_hour"),
             models.Index(fields=["trace_pk"], name="tracespan_trace"),
         ]
 
@@ -97,11 +99,11 @@ class DayHistogram(Dimensions):
         return f"{self.metric or 'confidence'}[{self.bin}] = {self.n}"
 
 
-class DayFuseReason(Dimensions):
-    """Fuse decisions per day (of the node they judge), dimensions, decision and reason."""
+class HourFuseReason(Dimensions):
+    """Fuse decisions per hour (of the node they judge), dimensions, decision and reason."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+")
-    day = models.DateTimeField()
+    hour = models.DateTimeField()
     decision = models.SmallIntegerField()
     reason = models.CharField(max_length=200, default="")
     n = models.IntegerField(default=0)
@@ -109,7 +111,7 @@ class DayFuseReason(Dimensions):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["project", "day", "agent_id", "step", "source_type", "round", "decision", "reason"],
+                fields=["project", "hour", "agent_id", "step", "source_type", "round", "decision", "reason"],
                 name="fuse_reason_cell_unique", nulls_distinct=False,
             )
         ]
@@ -118,12 +120,29 @@ class DayFuseReason(Dimensions):
         return f"{self.decision} {self.reason!r} = {self.n}"
 
 
+class ReviewTarget(Dimensions):
+    """The node a review judges (metrics.reviewed) and the node's figures,
+    kept so calibration neither resolves every trace's final answer nor reads
+    every judged node on each read. Recomputed for the traces that got nodes
+    since; node_pk is None while the node is unknown."""
+
+    review = models.OneToOneField(Review, models.CASCADE, primary_key=True, related_name="+")
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    node_pk = models.BigIntegerField(null=True)
+    confidence = models.FloatField(null=True)
+    metrics = models.JSONField(default=dict)
+
+    def __str__(self):
+        return f"review {self.review_id} judges node {self.node_pk}"
+
+
 class Watermark(models.Model):
-    """How far the rollups have read: every node with id <= node_id and every
-    fuse with id <= fuse_id is in them (one row)."""
+    """How far the rollups have read: every node with id <= node_id, fuse with
+    id <= fuse_id and review with id <= review_id is in them (one row)."""
 
     node_id = models.BigIntegerField(default=0)
     fuse_id = models.BigIntegerField(default=0)
+    review_id = models.BigIntegerField(default=0)
     refreshed_at = models.DateTimeField(null=True)
 
     def __str__(self):

@@ -3,7 +3,7 @@ round the project has used."""
 
 from django.db import connection
 
-from metrics.daily import watermark
+from metrics.additive import watermark
 from metrics.models import DayHistogram, HourRollup
 from provenance.bulk import is_postgres
 from provenance.models import Node

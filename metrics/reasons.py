@@ -5,10 +5,10 @@ from collections import defaultdict
 
 from django.db import connection
 
-from metrics.daily import intervals_sql, split_days, watermark
+from metrics.additive import intervals_sql, split, watermark
 from metrics.figures import Question
 from metrics.histograms import filter_sql
-from metrics.models import DayFuseReason
+from metrics.models import HourFuseReason
 from metrics.refresh import FUSE_REASON_PAIRS, REASON_LENGTH
 from metrics.snapshot import one_snapshot
 from provenance.bulk import is_postgres
@@ -21,15 +21,15 @@ def counts(project, question: Question, use_rollups: bool = True) -> dict[tuple,
         return python_counts(project, question)
     found: dict = defaultdict(int)
     with one_snapshot():
-        split = split_days(question.start, question.end)
-        if use_rollups and split.days:
-            node_mark, fuse_mark = watermark()
-            add(found, rolled_rows(project, question, split.days))
+        hours = split(question.start, question.end, "hour")
+        if use_rollups and hours.whole:
+            node_mark, fuse_mark, _ = watermark()
+            add(found, rolled_rows(project, question, hours.whole))
             # What the rollup has not seen: new decisions, and old decisions about new nodes
             # (two conditions rather than one OR, so each can use its primary key).
-            add(found, raw_rows(project, question, [split.days], f"f.id > {int(fuse_mark)}"))
-            add(found, raw_rows(project, question, [split.days], f"n.id > {int(node_mark)} AND f.id <= {int(fuse_mark)}"))
-            edges = split.edges
+            add(found, raw_rows(project, question, [hours.whole], f"f.id > {int(fuse_mark)}"))
+            add(found, raw_rows(project, question, [hours.whole], f"n.id > {int(node_mark)} AND f.id <= {int(fuse_mark)}"))
+            edges = hours.edges
         else:
             edges = [(question.start, question.end)]
         if edges:
@@ -42,13 +42,13 @@ def add(found: dict, rows) -> None:
         found[(value, decision, reason)] += n
 
 
-def rolled_rows(project, question: Question, days):
+def rolled_rows(project, question: Question, hours):
     filters, params = filter_sql(question, "")
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {question.by or 'NULL'}, decision, reason, SUM(n)::bigint FROM {DayFuseReason._meta.db_table} "
-            f"WHERE project_id = %s AND day >= %s AND day < %s{filters} GROUP BY 1, 2, 3",
-            [project.pk, *days, *params],
+            f"SELECT {question.by or 'NULL'}, decision, reason, SUM(n)::bigint FROM {HourFuseReason._meta.db_table} "
+            f"WHERE project_id = %s AND hour >= %s AND hour < %s{filters} GROUP BY 1, 2, 3",
+            [project.pk, *hours, *params],
         )
         return cursor.fetchall()
 

@@ -10,8 +10,10 @@ transaction with the new watermark:
   node of which got a fuse decision, since the last refresh (fuse decisions
   arriving after their node change old hours); a project never rolled up, or
   whose high-uncertainty threshold changed, is rebuilt whole;
-- trace spans are recomputed for the traces that got nodes;
-- day histograms and fuse reasons, which only ever grow, get the new rows added.
+- trace spans are recomputed for the traces that got nodes, and review
+  targets for new reviews and the reviews of those traces;
+- day histograms and hour fuse reasons, which only ever grow, get the new
+  rows added.
 
 Running it twice changes nothing the second time.
 """
@@ -22,13 +24,16 @@ from dataclasses import dataclass
 from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
-from metrics.models import DayFuseReason, DayHistogram, HourRollup, RolledProject, TraceSpan, Watermark
+from metrics.models import (
+    DayHistogram, HourFuseReason, HourRollup, ReviewTarget, RolledProject, TraceSpan, Watermark,
+)
 from provenance.bulk import is_postgres
-from provenance.models import Fuse, Node, Project
+from provenance.models import Edge, Fuse, Node, Project, Review
 
 NODE, FUSE, PROJECT = Node._meta.db_table, Fuse._meta.db_table, Project._meta.db_table
+REVIEW, EDGE, TARGET = Review._meta.db_table, Edge._meta.db_table, ReviewTarget._meta.db_table
 ROLLUP, SPAN = HourRollup._meta.db_table, TraceSpan._meta.db_table
-HISTOGRAM, REASON = DayHistogram._meta.db_table, DayFuseReason._meta.db_table
+HISTOGRAM, REASON = DayHistogram._meta.db_table, HourFuseReason._meta.db_table
 BLOCK, DOWNWEIGHT, ACCEPT = 3, 2, 1
 DIMENSIONS = ("agent_id", "step", "source_type", "round")
 # bit i of a mask: grouped by DIMENSIONS[i]
@@ -65,7 +70,7 @@ def refresh_rollups() -> RefreshReport:
     if not is_postgres():
         return RefreshReport(skipped=True)
     try:
-        node_high, fuse_high = committed_high_ids()
+        node_high, fuse_high, review_high = committed_high_ids()
     except OperationalError:
         return RefreshReport(skipped=True)
     with transaction.atomic(), connection.cursor() as cursor:
@@ -77,15 +82,18 @@ def refresh_rollups() -> RefreshReport:
         # Compiling these one-off plans costs more than running them.
         cursor.execute("SET LOCAL jit = off")
         mark, _ = Watermark.objects.select_for_update().get_or_create(pk=1)
-        old_node, old_fuse = mark.node_id, mark.fuse_id
+        old_node, old_fuse, old_review = mark.node_id, mark.fuse_id, mark.review_id
         new_node, new_fuse = max(old_node, node_high), max(old_fuse, fuse_high)
-        bounds = {"old_node": old_node, "new_node": new_node, "old_fuse": old_fuse, "new_fuse": new_fuse}
+        new_review = max(old_review, review_high)
+        bounds = {"old_node": old_node, "new_node": new_node, "old_fuse": old_fuse, "new_fuse": new_fuse,
+                  "old_review": old_review, "new_review": new_review}
         report = RefreshReport()
         report.rebuilt_projects = mark_dirty_hours(cursor, bounds)
         cursor.execute("SELECT COUNT(*) FROM metrics_dirty_hours")
         report.hours = cursor.fetchone()[0]
         recompute_hours(cursor, bounds)
         recompute_trace_spans(cursor, bounds)
+        resolve_review_targets(cursor, bounds)
         add_histograms(cursor, bounds)
         add_fuse_reasons(cursor, bounds)
         record_rolled_projects(cursor)
@@ -95,19 +103,21 @@ def refresh_rollups() -> RefreshReport:
             bounds,
         )
         report.nodes, report.fuses = cursor.fetchone()
-        mark.node_id, mark.fuse_id, mark.refreshed_at = new_node, new_fuse, timezone.now()
+        mark.node_id, mark.fuse_id, mark.review_id = new_node, new_fuse, new_review
+        mark.refreshed_at = timezone.now()
         mark.save()
         cursor.execute("DROP TABLE IF EXISTS metrics_dirty_hours, metrics_rebuilt_projects")
     report.seconds = time.perf_counter() - started
     return report
 
 
-def committed_high_ids() -> tuple[int, int]:
-    """The highest node and fuse ids once every writer in flight has committed."""
+def committed_high_ids() -> tuple[int, int, int]:
+    """The highest node, fuse and review ids once every writer in flight has committed."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL lock_timeout = '5s'")
-        cursor.execute(f"LOCK TABLE {NODE}, {FUSE} IN SHARE MODE")
-        cursor.execute(f"SELECT (SELECT COALESCE(MAX(id), 0) FROM {NODE}), (SELECT COALESCE(MAX(id), 0) FROM {FUSE})")
+        cursor.execute(f"LOCK TABLE {NODE}, {FUSE}, {REVIEW} IN SHARE MODE")
+        cursor.execute(f"SELECT (SELECT COALESCE(MAX(id), 0) FROM {NODE}), (SELECT COALESCE(MAX(id), 0) FROM {FUSE}), "
+                       f"(SELECT COALESCE(MAX(id), 0) FROM {REVIEW})")
         return cursor.fetchone()
 
 
@@ -256,6 +266,7 @@ def set_fused_runs(cursor, mask: int) -> None:
 
 
 def recompute_trace_spans(cursor, bounds: dict) -> None:
+    """Leaves metrics_touched_traces (traces that got nodes) for resolve_review_targets."""
     cursor.execute(
         f"""
         CREATE TEMP TABLE metrics_touched_traces ON COMMIT DROP AS
@@ -269,21 +280,77 @@ def recompute_trace_spans(cursor, bounds: dict) -> None:
     cursor.execute(f"DELETE FROM {SPAN} WHERE trace_pk IN (SELECT trace_id FROM metrics_touched_traces)")
     cursor.execute(
         f"""
-        WITH presence AS (
-            SELECT DISTINCT n.project_id, n.trace_id, date_trunc('hour', n.timestamp, 'UTC') AS hour, n.agent_id, n.step,
-                n.source_type, n.round, COALESCE(n.confidence < p.high_uncertainty_threshold, false) AS low
-            FROM metrics_touched_traces t
-            JOIN {NODE} n ON n.trace_id = t.trace_id
-            JOIN {PROJECT} p ON p.id = n.project_id
-            WHERE n.id <= %(new_node)s
-        )
-        INSERT INTO {SPAN} (project_id, trace_pk, hour, agent_id, step, source_type, round, low)
-        SELECT project_id, trace_id, hour, agent_id, step, source_type, round, low FROM presence
-        WHERE trace_id IN (SELECT trace_id FROM presence GROUP BY trace_id HAVING COUNT(DISTINCT hour) > 1)
+        CREATE TEMP TABLE metrics_presence ON COMMIT DROP AS
+        SELECT DISTINCT n.project_id, n.trace_id, date_trunc('hour', n.timestamp, 'UTC') AS hour, n.agent_id, n.step,
+            n.source_type, n.round, COALESCE(n.confidence < p.high_uncertainty_threshold, false) AS low
+        FROM metrics_touched_traces t
+        JOIN {NODE} n ON n.trace_id = t.trace_id
+        JOIN {PROJECT} p ON p.id = n.project_id
+        WHERE n.id <= %(new_node)s
         """,
         bounds,
     )
-    cursor.execute("DROP TABLE metrics_touched_traces")
+    cursor.execute(
+        f"""
+        WITH spanning AS (SELECT trace_id FROM metrics_presence GROUP BY trace_id HAVING COUNT(DISTINCT hour) > 1)
+        INSERT INTO {SPAN} (project_id, trace_pk, hour, mask, agent_id, step, source_type, round, low)
+        SELECT project_id, trace_id, hour, 15, agent_id, step, source_type, round, low FROM metrics_presence
+        WHERE trace_id IN (SELECT trace_id FROM spanning)
+        UNION ALL
+        SELECT project_id, trace_id, hour, 0, '', '', '', NULL, bool_or(low) FROM metrics_presence
+        WHERE trace_id IN (SELECT trace_id FROM spanning) GROUP BY project_id, trace_id, hour
+        """
+    )
+    cursor.execute("DROP TABLE metrics_presence")
+
+
+def resolve_review_targets(cursor, bounds: dict) -> None:
+    """(Re)resolves the node of new reviews, of reviews in traces that got
+    nodes (a final answer may have arrived) and of reviews naming a product
+    that just arrived."""
+    cursor.execute(
+        f"""
+        CREATE TEMP TABLE metrics_stale_reviews ON COMMIT DROP AS
+        SELECT id FROM {REVIEW} WHERE id > %(old_review)s AND id <= %(new_review)s
+        UNION
+        SELECT r.id FROM {REVIEW} r JOIN metrics_touched_traces t ON t.trace_id = r.trace_id
+        WHERE r.id <= %(new_review)s
+        UNION
+        SELECT r.id FROM {NODE} n JOIN {REVIEW} r ON r.project_id = n.project_id AND r.product_id = n.product_id
+        WHERE n.id > %(old_node)s AND n.id <= %(new_node)s AND r.id <= %(new_review)s
+        """,
+        bounds,
+    )
+    cursor.execute(f"DELETE FROM {TARGET} WHERE review_id IN (SELECT id FROM metrics_stale_reviews)")
+    cursor.execute(
+        f"""
+        INSERT INTO {TARGET} (review_id, project_id, node_pk, confidence, metrics, agent_id, step, source_type, round)
+        SELECT r.id, r.project_id, n.id, n.confidence, COALESCE(n.metrics, '{{}}'::jsonb),
+            COALESCE(n.agent_id, ''), COALESCE(n.step, ''), COALESCE(n.source_type, ''), n.round
+        FROM {REVIEW} r
+        LEFT JOIN {NODE} n ON n.id = ({REVIEW_TARGET_SQL.format(review="r", limit="AND t.id <= %(new_node)s")})
+        WHERE r.id IN (SELECT id FROM metrics_stale_reviews)
+        """,
+        bounds,
+    )
+    cursor.execute("DROP TABLE metrics_touched_traces, metrics_stale_reviews")
+
+
+# The node a review judges (see metrics.reviewed): the named product, else the
+# trace's newest final_answer node, else its newest node nothing in it consumed.
+REVIEW_TARGET_SQL = f"""
+    CASE WHEN {{review}}.product_id <> '' THEN
+        (SELECT t.id FROM {NODE} t WHERE t.project_id = {{review}}.project_id
+            AND t.product_id = {{review}}.product_id {{limit}})
+    ELSE COALESCE(
+        (SELECT t.id FROM {NODE} t WHERE t.trace_id = {{review}}.trace_id AND t.source_type = 'final_answer' {{limit}}
+            ORDER BY t.timestamp DESC, t.id DESC LIMIT 1),
+        (SELECT t.id FROM {NODE} t WHERE t.trace_id = {{review}}.trace_id {{limit}}
+            AND NOT EXISTS (SELECT 1 FROM {EDGE} e WHERE e.trace_id = {{review}}.trace_id
+                            AND e.parent_product_id = t.product_id)
+            ORDER BY t.timestamp DESC, t.id DESC LIMIT 1))
+    END
+"""
 
 
 HISTOGRAM_VALUES = f"""
@@ -319,7 +386,7 @@ def add_histograms(cursor, bounds: dict) -> None:
 
 
 FUSE_REASON_PAIRS = f"""
-    SELECT n.project_id, date_trunc('day', n.timestamp, 'UTC') AS day, n.agent_id, n.step, n.source_type, n.round,
+    SELECT n.project_id, date_trunc('hour', n.timestamp, 'UTC') AS hour, n.agent_id, n.step, n.source_type, n.round,
            f.decision, left(f.reason, {REASON_LENGTH}) AS reason
     FROM {FUSE} f JOIN {NODE} n ON n.project_id = f.project_id AND n.product_id = f.product_id
 """
@@ -329,8 +396,8 @@ def add_fuse_reasons(cursor, bounds: dict) -> None:
     """Each (fuse, node) pair is new exactly once: when the later of the two arrived."""
     cursor.execute(
         f"""
-        INSERT INTO {REASON} AS r (project_id, day, agent_id, step, source_type, round, decision, reason, n)
-        SELECT project_id, day, agent_id, step, source_type, round, decision, reason, COUNT(*) FROM (
+        INSERT INTO {REASON} AS r (project_id, hour, agent_id, step, source_type, round, decision, reason, n)
+        SELECT project_id, hour, agent_id, step, source_type, round, decision, reason, COUNT(*) FROM (
             {FUSE_REASON_PAIRS}
             WHERE f.id > %(old_fuse)s AND f.id <= %(new_fuse)s AND n.id <= %(new_node)s
             UNION ALL
@@ -338,7 +405,7 @@ def add_fuse_reasons(cursor, bounds: dict) -> None:
             WHERE n.id > %(old_node)s AND n.id <= %(new_node)s AND f.id <= %(old_fuse)s
         ) AS pairs
         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
-        ON CONFLICT (project_id, day, agent_id, step, source_type, round, decision, reason)
+        ON CONFLICT (project_id, hour, agent_id, step, source_type, round, decision, reason)
         DO UPDATE SET n = r.n + EXCLUDED.n
         """,
         bounds,

@@ -9,63 +9,73 @@ counted apart ("unscored"). Filters apply to the judged node; the window to
 the review's timestamp.
 """
 
-import json
 from datetime import datetime
+
+import orjson
 
 from django.db import connection
 
-from django.db.models import Case, OuterRef, Subquery, When
-from django.db.models.functions import Coalesce
-
+from metrics.additive import watermark
 from metrics.calibration import Judged
 from metrics.figures import DIMENSIONS, Filters
-from provenance.models import Edge, Node, Review, Verdict
+from metrics.refresh import NODE, REVIEW_TARGET_SQL, TARGET
+from metrics.snapshot import one_snapshot
+from provenance.models import Review, Verdict
 
 
 def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Filters()) -> tuple[list[Judged], int]:
-    """(the judged nodes with a confidence, how many reviews could not be scored)."""
-    by_product = Node.objects.filter(project=project, product_id=OuterRef("product_id")).values("pk")[:1]
-    newest = ("-timestamp", "-pk")
-    final = Node.objects.filter(trace=OuterRef("trace"), source_type="final_answer").order_by(*newest).values("pk")[:1]
-    consumed = Edge.objects.filter(trace=OuterRef(OuterRef("trace"))).values("parent_product_id")
-    unconsumed = Node.objects.filter(trace=OuterRef("trace")).exclude(product_id__in=consumed).order_by(*newest)
-    reviews = (
-        Review.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end)
-        .annotate(target=Case(
-            When(product_id="", then=Coalesce(Subquery(final), Subquery(unconsumed.values("pk")[:1]))),
-            default=Subquery(by_product),
-        ))
-        .values("pk", "timestamp", "verdict", "target")
-    )
+    """(the judged nodes with a confidence, how many reviews could not be scored).
+
+    Targets come from metrics.models.ReviewTarget where the refresh resolved
+    them and nothing has changed since (no new node in the review's trace, no
+    new node with the product it names); the rest are resolved here."""
+    node_mark, _, review_mark = watermark()
+    reviews = Review.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end).values(
+        "pk", "timestamp", "verdict", "trace_id", "product_id", "project_id")
     sql, params = reviews.query.sql_with_params()
-    node = Node._meta.db_table
-    with connection.cursor() as cursor:
-        # One statement: map each review, keep the newest per judged node, join the node.
+    resolved_here = REVIEW_TARGET_SQL.format(review="r", limit="")
+    figures = "confidence, metrics, agent_id, step, source_type, round"
+    with one_snapshot(), connection.cursor() as cursor:
+        # One statement: targets the refresh resolved (with the node's figures)
+        # where nothing changed since, the rest resolved here; then the newest
+        # review per judged node.
         cursor.execute(
             f"""
-            SELECT r.target, r.verdict, n.confidence, n.metrics, n.agent_id, n.step, n.source_type, n.round
-            FROM (SELECT target, verdict,
-                         ROW_NUMBER() OVER (PARTITION BY target ORDER BY timestamp DESC, pk DESC) AS newest
-                  FROM ({sql}) AS reviews) AS r
-            LEFT JOIN {node} n ON n.id = r.target
-            WHERE r.newest = 1 OR r.target IS NULL
+            WITH fresh AS (SELECT trace_id, product_id FROM {NODE} WHERE project_id = %s AND id > %s),
+            reviews AS (
+                SELECT r.*, t.review_id IS NOT NULL AND r.pk <= %s
+                            AND r.trace_id NOT IN (SELECT trace_id FROM fresh)
+                            AND (r.product_id = '' OR r.product_id NOT IN (SELECT product_id FROM fresh)) AS settled,
+                       t.node_pk, {", ".join(f"t.{c}" for c in figures.split(", "))}
+                FROM ({sql}) AS r LEFT JOIN {TARGET} t ON t.review_id = r.pk
+            ),
+            mapped AS (
+                SELECT timestamp, pk, verdict, node_pk AS target, {figures} FROM reviews WHERE settled
+                UNION ALL
+                SELECT r.timestamp, r.pk, r.verdict, n.id, {", ".join(f"n.{c}" for c in figures.split(", "))}
+                FROM reviews r LEFT JOIN {NODE} n ON n.id = ({resolved_here})
+                WHERE NOT r.settled
+            )
+            SELECT target, verdict, {figures} FROM (
+                SELECT *, ROW_NUMBER() OVER (PARTITION BY target ORDER BY timestamp DESC, pk DESC) AS newest
+                FROM mapped
+            ) AS m
+            WHERE newest = 1 OR target IS NULL
             """,
-            params,
+            [project.pk, node_mark, review_mark, *params],
         )
         rows = cursor.fetchall()
-    wanted = list(filters.dimensions.items())
+    wanted = [(DIMENSIONS.index(column), value) for column, value in filters.dimensions.items()]
     judged, unscored = [], 0
     for target, verdict, confidence, metrics, *dimensions in rows:
         if target is None:
             unscored += 1
+        elif wanted and any(dimensions[index] != value for index, value in wanted):
             continue
-        named = dict(zip(DIMENSIONS, dimensions))
-        if any(named[column] != value for column, value in wanted):
-            continue
-        if confidence is None:
+        elif confidence is None:
             unscored += 1
-            continue
-        if isinstance(metrics, str):
-            metrics = json.loads(metrics)
-        judged.append(Judged(confidence, verdict == Verdict.CORRECT, metrics if isinstance(metrics, dict) else {}))
+        else:
+            if isinstance(metrics, (str, bytes)):
+                metrics = orjson.loads(metrics)
+            judged.append(Judged(confidence, verdict == Verdict.CORRECT, metrics if isinstance(metrics, dict) else {}))
     return judged, unscored

@@ -14,29 +14,25 @@ Questions the rollups cannot help (no refresh yet, minute steps, edges longer
 than RAW_EDGE_LIMIT, the SQLite default) go to metrics.raw whole.
 """
 
-from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import connection
 
-from metrics import raw
+from metrics import edges, raw
+from metrics.edges import CONFIDENCE, COLUMNS, DIMENSION_INDEX, TRACE, TS, EdgeRows
 from metrics.figures import DIMENSIONS, Question, Totals, bucket_floor, buckets
 from metrics.models import HourRollup, RolledProject, TraceSpan, Watermark
 from metrics.snapshot import one_snapshot
-from metrics.runs import ONE_CLEAR, ONE_FUSED, Run, longest
+from metrics.runs import ONE_CLEAR, Run, longest
 from provenance.bulk import is_postgres
-from provenance.models import Fuse, FuseDecision, Node
+from provenance.models import Fuse, Node
 
 HOUR = timedelta(hours=1)
 RAW_EDGE_LIMIT = timedelta(hours=6)
-BLOCK, DOWNWEIGHT, ACCEPT = int(FuseDecision.BLOCK), int(FuseDecision.DOWNWEIGHT), int(FuseDecision.ACCEPT)
 NODE, FUSE = Node._meta.db_table, Fuse._meta.db_table
 ROLLUP, SPAN = HourRollup._meta.db_table, TraceSpan._meta.db_table
-EDGE_COLUMNS = "timestamp, id, trace_id, agent_id, step, source_type, round, confidence, fuse_state, is_error"
-TS, TRACE, CONFIDENCE, STATE, ERROR = 0, 2, 7, 8, 9
-DIMENSION_INDEX = {"agent_id": 3, "step": 4, "source_type": 5, "round": 6}
 SUMS = ("nodes", "traces", "confidence_count", "confidence_sum", "low_traces", "accepted", "downweighted", "fused",
         "failed")
 
@@ -143,54 +139,25 @@ def answer_in_snapshot(project, questions, use_rollups):
         pieces = cut(question, coverage)
         if sum((end - start for piece in pieces for start, end in piece.edges), timedelta()) <= RAW_EDGE_LIMIT:
             plans[index] = pieces
-    edges = EdgeRows.fetch(project, [i for pieces in plans.values() for p in pieces for i in p.edges])
+    edge_rows = EdgeRows.fetch(project, [i for pieces in plans.values() for p in pieces for i in p.edges])
     answers = []
     for index, question in enumerate(questions):
         if index in plans:
-            found = stitched(project, question, plans[index], edges)
+            found = stitched(project, question, plans[index], edge_rows)
         else:
             found = raw.grouped(project, question)
         answers.append((question, found))
     return answers
 
 
-class EdgeRows:
-    """The nodes on every raw edge of a batch, fetched once, in (timestamp, id) order."""
-
-    def __init__(self, rows: list[tuple]):
-        self.rows = rows
-        self.times = [row[TS] for row in rows]
-
-    @classmethod
-    def fetch(cls, project, intervals: list[tuple]) -> "EdgeRows":
-        merged = []
-        for start, end in sorted(intervals):
-            if merged and start <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-            else:
-                merged.append((start, end))
-        if not merged:
-            return cls([])
-        ranges = " OR ".join(["(timestamp >= %s AND timestamp < %s)"] * len(merged))
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT {EDGE_COLUMNS} FROM {NODE} WHERE project_id = %s AND ({ranges}) ORDER BY timestamp, id",
-                [project.pk, *[moment for interval in merged for moment in interval]],
-            )
-            return cls(cursor.fetchall())
-
-    def between(self, start: datetime, end: datetime) -> list[tuple]:
-        return self.rows[bisect_left(self.times, start):bisect_left(self.times, end)]
-
-
-def stitched(project, question: Question, pieces: list[Piece], edges: EdgeRows) -> dict:
+def stitched(project, question: Question, pieces: list[Piece], edge_rows: EdgeRows) -> dict:
     groups: dict[tuple, Group] = defaultdict(Group)
     rolled = [interval for piece in pieces for interval in piece.rolled]
     if rolled:
         add_rolled_sums(project, question, rolled, groups)
         if question.needs_runs:
             add_rolled_runs(project, question, rolled, groups)
-    add_edges(project, question, pieces, edges, groups, question.needs_runs)
+    edges.add(question, pieces, edge_rows, groups)
     present, present_low = {}, {}
     if question.needs_traces:
         present, present_low = traces_also_rolled(project, question, pieces, groups)
@@ -249,12 +216,14 @@ def add_rolled_sums(project, question, rolled, groups) -> None:
                 group.sums[name] += amount
         if question.step == "hour" or not question.needs_traces:
             return  # one hour per bucket: no trace is counted twice
+        # Unfiltered, ungrouped questions read the (trace, hour) rows; others the rows with every dimension.
+        span_mask = 0 if not question.filters.dimensions and not question.by else 15
         # Hash aggregates, not COUNT(DISTINCT …): per (group, trace, hour), then per (group, trace).
         cursor.execute(
             f"""
             WITH presence AS (
                 SELECT {group_columns(question)}, trace_pk, hour, bool_or(low) AS low
-                FROM {SPAN} WHERE project_id = %s AND {filters} AND {ranges} GROUP BY 1, 2, 3, 4
+                FROM {SPAN} WHERE project_id = %s AND mask = %s AND {filters} AND {ranges} GROUP BY 1, 2, 3, 4
             ), per_trace AS (
                 SELECT bucket, value, COUNT(*) AS hours, COUNT(*) FILTER (WHERE low) AS low_hours
                 FROM presence GROUP BY 1, 2, trace_pk
@@ -262,7 +231,7 @@ def add_rolled_sums(project, question, rolled, groups) -> None:
             SELECT bucket, value, SUM(hours - 1)::bigint, SUM(GREATEST(low_hours - 1, 0))::bigint
             FROM per_trace GROUP BY 1, 2
             """,
-            [project.pk, *filter_params, *range_params],
+            [project.pk, span_mask, *filter_params, *range_params],
         )
         for bucket, value, repeats, low_repeats in cursor.fetchall():
             group = groups[(piece_key(question, bucket), value)]
@@ -306,41 +275,6 @@ def matches(row: tuple, wanted: list[tuple[int, object]]) -> bool:
     return all(row[index] == value for index, value in wanted)
 
 
-def add_edges(project, question, pieces, edges: EdgeRows, groups, with_runs: bool) -> None:
-    threshold = project.high_uncertainty_threshold
-    wanted = [(DIMENSION_INDEX[column], value) for column, value in question.filters.dimensions.items()]
-    by = DIMENSION_INDEX.get(question.by)
-    for piece in pieces:
-        for start, end in piece.edges:
-            sequences = defaultdict(list)
-            for row in edges.between(start, end):
-                if not matches(row, wanted):
-                    continue
-                key = (piece.key, row[by] if by is not None else None)
-                group = groups[key]
-                sums = group.sums
-                sums["nodes"] += 1
-                group.edge_traces.add(row[TRACE])
-                confidence = row[CONFIDENCE]
-                if confidence is not None:
-                    sums["confidence_count"] += 1
-                    sums["confidence_sum"] += confidence
-                    if confidence < threshold:
-                        group.edge_low.add(row[TRACE])
-                state = row[STATE]
-                sums["accepted"] += state == ACCEPT
-                sums["downweighted"] += state == DOWNWEIGHT
-                sums["fused"] += state == BLOCK
-                sums["failed"] += state == BLOCK or bool(row[ERROR])
-                if with_runs:
-                    sequences[(key, row[3])].append(ONE_FUSED if state == BLOCK else ONE_CLEAR)
-            for (key, agent), pieces_of_run in sequences.items():
-                run = Run()
-                for one in pieces_of_run:
-                    run = run.then(one)
-                groups[key].runs[agent].append((start, run))
-
-
 def traces_also_rolled(project, question, pieces, groups) -> tuple[dict, dict]:
     """For each group, which of its edge traces (and high-uncertainty edge
     traces) also have a matching node in one of its rolled hours."""
@@ -354,7 +288,7 @@ def traces_also_rolled(project, question, pieces, groups) -> tuple[dict, dict]:
     threshold = project.high_uncertainty_threshold
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {EDGE_COLUMNS} FROM {NODE} "
+            f"SELECT {COLUMNS} FROM {NODE} "
             f"WHERE project_id = %s AND trace_id = ANY(%s) AND timestamp >= %s AND timestamp < %s",
             [project.pk, sorted(candidates), question.start, question.end],
         )

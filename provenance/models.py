@@ -97,9 +97,17 @@ class FuseDecision(models.IntegerChoices):
     BLOCK = 3, "block"
 
 
+# On the ingest tables the project (and, for edges, trace) references are kept
+# without database constraints: PostgreSQL checks each deferred constraint row
+# by row at commit, thousands of lookups per batch for facts the ingest already
+# guarantees (it writes them from the authenticated project and the traces it
+# upserted in the same transaction). Django still cascades deletes through them.
+NO_DB_CONSTRAINT = {"db_constraint": False}
+
+
 class Node(models.Model):
-    project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
-    trace = models.ForeignKey(Trace, models.CASCADE, related_name="nodes", db_index=False)
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False, **NO_DB_CONSTRAINT)
+    trace = models.ForeignKey(Trace, models.CASCADE, related_name="nodes", db_index=False, **NO_DB_CONSTRAINT)
     product_id = models.CharField(max_length=255)
     event_id = models.CharField(max_length=255)
     agent_id = models.CharField(max_length=255)
@@ -145,8 +153,8 @@ class Edge(models.Model):
     # The key doubles as the upward index (a child's parents), so an ingested
     # edge costs one index entry fewer than a surrogate id would.
     pk = models.CompositePrimaryKey("project", "child_product_id", "parent_product_id")
-    project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
-    trace = models.ForeignKey(Trace, models.CASCADE, related_name="+", help_text="The child's trace.")
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False, **NO_DB_CONSTRAINT)
+    trace = models.ForeignKey(Trace, models.CASCADE, related_name="+", help_text="The child's trace.", **NO_DB_CONSTRAINT)
     child_product_id = models.CharField(max_length=255)
     parent_product_id = models.CharField(max_length=255)
     position = models.SmallIntegerField(default=0)
@@ -210,7 +218,7 @@ class IngestedEvent(models.Model):
     The key is the pair itself: one index, which the ingest claims ids against."""
 
     pk = models.CompositePrimaryKey("project", "event_id")
-    project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False, **NO_DB_CONSTRAINT)
     event_id = models.CharField(max_length=255)
     received_at = models.DateTimeField(default=timezone.now)
 

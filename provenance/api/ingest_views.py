@@ -1,7 +1,7 @@
 import orjson
 from django.conf import settings
+from django.http import HttpResponse
 from rest_framework import status
-from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from provenance.api.body import BadEncoding, BodyTooLarge, read_body
@@ -34,4 +34,7 @@ class IngestView(APIView):
                 f"batch has {len(batch)} events, more than {limit_events}; nothing was stored", 413
             )
         result = ingest_events(request.user.project, batch)
-        return Response(result.as_response(), status=status.HTTP_207_MULTI_STATUS)
+        # Rendered with orjson: a 1,000-result answer is on the hot path.
+        return HttpResponse(
+            orjson.dumps(result.as_response()), status=status.HTTP_207_MULTI_STATUS, content_type="application/json"
+        )

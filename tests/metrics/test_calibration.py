@@ -88,3 +88,20 @@ def test_the_calibration_endpoint_reports_counts_and_filters(api, reviewed):
     assert sum(b["count"] for b in body["reliability"]) == 3
     assert body["roc"]["auc"] is None  # no incorrect answer left to catch
     assert api.get("/api/v1/metrics/calibration", {**WINDOW, "agent_id": "side"}).json()["count"] == 0
+
+
+def test_targets_follow_nodes_that_arrive_after_the_refresh(project, ingest):
+    from metrics.refresh import refresh_rollups
+
+    ingest(node_event("a", "t1", seconds=1, confidence=0.9), review_event("t1", "incorrect"),
+           review_event("t1", "correct", product_id="late-node", event_id="r-late"))
+    refresh_rollups()
+    window = (BASE_TIME, BASE_TIME.replace(day=21))
+    judged, unscored = judged_nodes(project, *window)
+    assert ([(j.confidence, j.correct) for j in judged], unscored) == ([(0.9, False)], 1)
+    ingest(node_event("final", "t1", seconds=5, confidence=0.3, source_type="final_answer"),
+           node_event("late-node", "t9", seconds=6, confidence=0.6))
+    for _ in ("before the refresh", "after it"):
+        judged, unscored = judged_nodes(project, *window)
+        assert (sorted((j.confidence, j.correct) for j in judged), unscored) == ([(0.3, False), (0.6, True)], 0)
+        refresh_rollups()
