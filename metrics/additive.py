@@ -45,3 +45,9 @@ def intervals_sql(column: str, intervals: list[tuple]) -> tuple[str, list]:
 def bucket_sql(step: str, column: str) -> str:
     return {"": "NULL::timestamptz", "day": f"date_trunc('day', {column}, 'UTC')",
             "hour": f"date_trunc('hour', {column}, 'UTC')"}[step]
+
+
+def fetch(sql: str, params: list) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()

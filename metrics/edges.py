@@ -20,7 +20,10 @@ from provenance.models import FuseDecision, Node
 
 BLOCK, DOWNWEIGHT, ACCEPT = int(FuseDecision.BLOCK), int(FuseDecision.DOWNWEIGHT), int(FuseDecision.ACCEPT)
 NODE = Node._meta.db_table
-COLUMNS = "timestamp, id, trace_id, agent_id, step, source_type, round, confidence, fuse_state, is_error"
+# The timestamp travels as epoch seconds: a float loads far faster than a
+# timestamptz, and µs-precise instants stay exact in a double.
+COLUMNS = ("EXTRACT(EPOCH FROM timestamp)::float8, id, trace_id, agent_id, step, source_type, round, confidence, "
+           "fuse_state, is_error")
 TS, TRACE, AGENT, CONFIDENCE, STATE, ERROR = 0, 2, 3, 7, 8, 9
 DIMENSION_INDEX = {"agent_id": 3, "step": 4, "source_type": 5, "round": 6}
 COUNTED = ("confidence_count", "confidence_sum", "accepted", "downweighted", "fused", "failed")
@@ -39,13 +42,18 @@ def merge(intervals: list[tuple]) -> list[tuple]:
 class AgentSequence:
     """One agent's rows in order: the fused run ending at and starting at each."""
 
-    def __init__(self, times: list, fused: list[bool]):
+    def __init__(self, times: list[float], fused: list[bool]):
         self.times = times
-        self.ending = list(accumulate(fused, lambda run, f: run + 1 if f else 0, initial=0))[1:]
-        starting = list(accumulate(reversed(fused), lambda run, f: run + 1 if f else 0, initial=0))[1:]
-        self.starting = starting[::-1]
+        self.ending, run = [], 0
+        for flag in fused:
+            run = run + 1 if flag else 0
+            self.ending.append(run)
+        self.starting, run = [0] * len(fused), 0
+        for index in range(len(fused) - 1, -1, -1):
+            run = run + 1 if fused[index] else 0
+            self.starting[index] = run
 
-    def run(self, start: datetime, end: datetime) -> Run | None:
+    def run(self, start: float, end: float) -> Run | None:
         a, b = bisect_left(self.times, start), bisect_left(self.times, end)
         length = b - a
         if not length:
@@ -57,38 +65,46 @@ class AgentSequence:
         return Run(length, prefix, suffix, best)
 
 
-class EdgeView:
-    """The edge rows matching one filter set."""
+def sequences(rows: list[tuple]) -> dict[str, AgentSequence]:
+    times, fused = defaultdict(list), defaultdict(list)
+    for row in rows:
+        times[row[AGENT]].append(row[TS])
+        fused[row[AGENT]].append(row[STATE] == BLOCK)
+    return {agent: AgentSequence(times[agent], fused[agent]) for agent in times}
 
-    def __init__(self, rows: list[tuple], threshold: float):
+
+class EdgeView:
+    """The edge rows matching one filter set, as columns and prefix sums."""
+
+    def __init__(self, rows: list[tuple], threshold: float, agents=None):
         self.rows = rows
-        self.times = [row[TS] for row in rows]
-        self.traces = [row[TRACE] for row in rows]
-        self.low = [row[TRACE] if row[CONFIDENCE] is not None and row[CONFIDENCE] < threshold else None
-                    for row in rows]
-        columns = {
-            "confidence_count": [row[CONFIDENCE] is not None for row in rows],
-            "confidence_sum": [row[CONFIDENCE] or 0.0 for row in rows],
-            "accepted": [row[STATE] == ACCEPT for row in rows],
-            "downweighted": [row[STATE] == DOWNWEIGHT for row in rows],
-            "fused": [row[STATE] == BLOCK for row in rows],
-            "failed": [row[STATE] == BLOCK or bool(row[ERROR]) for row in rows],
+        self._agents = agents  # a callable giving the per-agent sequences, when they can be shared
+        columns = list(zip(*rows)) or [()] * 10
+        self.times = list(columns[TS])
+        self.traces = list(columns[TRACE])
+        confidence, state, error = columns[CONFIDENCE], columns[STATE], columns[ERROR]
+        self.low = [t if c is not None and c < threshold else None for t, c in zip(self.traces, confidence)]
+        counted = {
+            "confidence_count": [c is not None for c in confidence],
+            "confidence_sum": [c or 0.0 for c in confidence],
+            "accepted": [s == ACCEPT for s in state],
+            "downweighted": [s == DOWNWEIGHT for s in state],
+            "fused": [s == BLOCK for s in state],
+            "failed": [s == BLOCK or e for s, e in zip(state, error)],
         }
-        self.prefix = {name: list(accumulate(values, initial=0)) for name, values in columns.items()}
-        self._agents = None
+        self.prefix = {name: list(accumulate(values, initial=0)) for name, values in counted.items()}
 
     def agents(self) -> dict[str, AgentSequence]:
+        if callable(self._agents):
+            self._agents = self._agents()
         if self._agents is None:
-            per_agent = defaultdict(list)
-            for row in self.rows:
-                per_agent[row[AGENT]].append(row)
-            self._agents = {agent: AgentSequence([r[TS] for r in rows], [r[STATE] == BLOCK for r in rows])
-                            for agent, rows in per_agent.items()}
+            self._agents = sequences(self.rows)
         return self._agents
 
     def add(self, group, start: datetime, end: datetime, with_runs: bool) -> None:
         """Folds the rows in [start, end) into `group` (a metrics.windows.Group)."""
-        i, j = bisect_left(self.times, start), bisect_left(self.times, end)
+        start_at, end_at = start.timestamp(), end.timestamp()
+        i, j = bisect_left(self.times, start_at), bisect_left(self.times, end_at)
         if i == j:
             return
         sums = group.sums
@@ -100,7 +116,7 @@ class EdgeView:
         group.edge_low.discard(None)
         if with_runs:
             for agent, sequence in self.agents().items():
-                run = sequence.run(start, end)
+                run = sequence.run(start_at, end_at)
                 if run is not None:
                     group.runs[agent].append((start, run))
 
@@ -114,6 +130,7 @@ class EdgeRows:
         self.threshold = threshold
         self._by_value: dict[str, dict] = {}
         self._views: dict[tuple, EdgeView] = {}
+        self._sequences: dict[str, AgentSequence] = {}
 
     @classmethod
     def fetch(cls, project, intervals: list[tuple]) -> "EdgeRows":
@@ -129,7 +146,7 @@ class EdgeRows:
             return cls(cursor.fetchall(), project.high_uncertainty_threshold)
 
     def between(self, start: datetime, end: datetime) -> list[tuple]:
-        return self.rows[bisect_left(self.times, start):bisect_left(self.times, end)]
+        return self.rows[bisect_left(self.times, start.timestamp()):bisect_left(self.times, end.timestamp())]
 
     def view(self, dimensions: dict) -> EdgeView:
         key = tuple(sorted(dimensions.items()))
@@ -139,10 +156,23 @@ class EdgeRows:
                 # Start from the narrowest single-dimension list, then check the others.
                 lists = [self.by_value(column).get(value, []) for column, value in dimensions.items()]
                 rows = min(lists, key=len)
-                wanted = [(DIMENSION_INDEX[column], value) for column, value in dimensions.items()]
-                rows = [row for row in rows if all(row[index] == value for index, value in wanted)]
-            self._views[key] = EdgeView(rows, self.threshold)
+                if len(dimensions) > 1:
+                    wanted = [(DIMENSION_INDEX[column], value) for column, value in dimensions.items()]
+                    rows = [row for row in rows if all(row[index] == value for index, value in wanted)]
+            shared = None
+            if not dimensions:
+                shared = lambda: {agent: self.sequence(agent) for agent in self.by_value("agent_id")}  # noqa: E731
+            elif list(dimensions) == ["agent_id"]:
+                shared = lambda: {dimensions["agent_id"]: self.sequence(dimensions["agent_id"])}  # noqa: E731
+            self._views[key] = EdgeView(rows, self.threshold, shared)
         return self._views[key]
+
+    def sequence(self, agent: str) -> AgentSequence:
+        """All of one agent's edge rows, shared by the views that keep them all."""
+        if agent not in self._sequences:
+            rows = self.by_value("agent_id").get(agent, [])
+            self._sequences[agent] = AgentSequence([r[TS] for r in rows], [r[STATE] == BLOCK for r in rows])
+        return self._sequences[agent]
 
     def by_value(self, column: str) -> dict:
         if column not in self._by_value:

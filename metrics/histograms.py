@@ -5,9 +5,7 @@ edges combine exactly. Metric "" is the node confidence."""
 
 import math
 from collections import defaultdict
-from django.db import connection
-
-from metrics.additive import bucket_sql, intervals_sql, split, watermark
+from metrics.additive import bucket_sql, fetch, intervals_sql, split, watermark
 from metrics.figures import Question, bucket_floor
 from metrics.models import DayHistogram
 from metrics.refresh import BIN_SCALE, HISTOGRAM_VALUES, METRIC_CLAMP
@@ -59,14 +57,12 @@ def rolled_rows(project, question, metric, days):
     filters, params = filter_sql(question, "")
     by = question.by or "NULL"
     only = " AND metric = %s" if metric is not None else ""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {bucket_sql(question.step, 'day')}, {by}, metric, bin, SUM(n)::bigint "
-            f"FROM {DayHistogram._meta.db_table} WHERE project_id = %s AND day >= %s AND day < %s{filters}{only} "
-            f"GROUP BY 1, 2, 3, 4",
-            [project.pk, *days, *params, *([metric] if metric is not None else [])],
-        )
-        return cursor.fetchall()
+    return fetch(
+        f"SELECT {bucket_sql(question.step, 'day')}, {by}, metric, bin, SUM(n)::bigint "
+        f"FROM {DayHistogram._meta.db_table} WHERE project_id = %s AND day >= %s AND day < %s{filters}{only} "
+        f"GROUP BY 1, 2, 3, 4",
+        [project.pk, *days, *params, *([metric] if metric is not None else [])],
+    )
 
 
 def raw_rows(project, question, metric, intervals, extra: str = "TRUE"):
@@ -76,13 +72,11 @@ def raw_rows(project, question, metric, intervals, extra: str = "TRUE"):
     where_params = [project.pk, *time_params, *params]
     by = question.by or "NULL"
     only = " WHERE metric = %s" if metric is not None else ""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {bucket_sql(question.step, 'timestamp')}, {by}, metric, floor(x * {BIN_SCALE})::bigint, COUNT(*) "
-            f"FROM ({HISTOGRAM_VALUES.format(where=where)}) AS v{only} GROUP BY 1, 2, 3, 4",
-            [*where_params, *where_params, *([metric] if metric is not None else [])],
-        )
-        return cursor.fetchall()
+    return fetch(
+        f"SELECT {bucket_sql(question.step, 'timestamp')}, {by}, metric, floor(x * {BIN_SCALE})::bigint, COUNT(*) "
+        f"FROM ({HISTOGRAM_VALUES.format(where=where)}) AS v{only} GROUP BY 1, 2, 3, 4",
+        [*where_params, *where_params, *([metric] if metric is not None else [])],
+    )
 
 
 def python_counts(project, question: Question, metric: str | None) -> dict:

@@ -1,8 +1,10 @@
 """The query parameters every chart and metrics endpoint takes: a time range
-(a preset `range` ending now or at `end`, or explicit `start`/`end`),
-filters (`agent_id`, `step`, `source_type`, `round`) and per chart extras."""
+(explicit `start`, with `end` or now; else a preset `range` ending at `end` or
+now; default the last 7 days), filters (`agent_id`, `step`, `source_type`,
+`round`), the series `resolution`, and per chart extras (`by`, `metric`,
+`baseline_start`/`baseline_end`). Times are ISO 8601; without an offset, UTC."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.utils import timezone
@@ -37,7 +39,6 @@ class ChartParams:
     metric: str = ""
     by: str = ""
     baseline: tuple[datetime, datetime] | None = None
-    extra: dict = field(default_factory=dict)
 
     @property
     def span(self) -> timedelta:
@@ -87,7 +88,7 @@ class ChartParamsSerializer(serializers.Serializer):
 
     def validate(self, data):
         end = data.get("end") or self.context.get("now") or timezone.now().replace(microsecond=0)
-        if data.get("start") and not data.get("range"):
+        if data.get("start"):
             start, preset = data["start"], ""
         else:
             preset = data.get("range", DEFAULT_RANGE)

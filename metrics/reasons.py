@@ -3,9 +3,7 @@ reason is cut to 200 characters, as in the rollup)."""
 
 from collections import defaultdict
 
-from django.db import connection
-
-from metrics.additive import intervals_sql, split, watermark
+from metrics.additive import fetch, intervals_sql, split, watermark
 from metrics.figures import Question
 from metrics.histograms import filter_sql
 from metrics.models import HourFuseReason
@@ -44,25 +42,21 @@ def add(found: dict, rows) -> None:
 
 def rolled_rows(project, question: Question, hours):
     filters, params = filter_sql(question, "")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {question.by or 'NULL'}, decision, reason, SUM(n)::bigint FROM {HourFuseReason._meta.db_table} "
-            f"WHERE project_id = %s AND hour >= %s AND hour < %s{filters} GROUP BY 1, 2, 3",
-            [project.pk, *hours, *params],
-        )
-        return cursor.fetchall()
+    return fetch(
+        f"SELECT {question.by or 'NULL'}, decision, reason, SUM(n)::bigint FROM {HourFuseReason._meta.db_table} "
+        f"WHERE project_id = %s AND hour >= %s AND hour < %s{filters} GROUP BY 1, 2, 3",
+        [project.pk, *hours, *params],
+    )
 
 
 def raw_rows(project, question: Question, intervals, extra: str = "TRUE"):
     filters, params = filter_sql(question, "n.")
     times, time_params = intervals_sql("n.timestamp", intervals)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {question.by or 'NULL'}, decision, reason, COUNT(*) FROM ({FUSE_REASON_PAIRS} "
-            f"WHERE n.project_id = %s AND {times}{filters} AND {extra}) AS pairs GROUP BY 1, 2, 3",
-            [project.pk, *time_params, *params],
-        )
-        return cursor.fetchall()
+    return fetch(
+        f"SELECT {question.by or 'NULL'}, decision, reason, COUNT(*) FROM ({FUSE_REASON_PAIRS} "
+        f"WHERE n.project_id = %s AND {times}{filters} AND {extra}) AS pairs GROUP BY 1, 2, 3",
+        [project.pk, *time_params, *params],
+    )
 
 
 def python_counts(project, question: Question) -> dict[tuple, int]:

@@ -114,7 +114,11 @@ def refresh_rollups() -> RefreshReport:
 def committed_high_ids() -> tuple[int, int, int]:
     """The highest node, fuse and review ids once every writer in flight has committed."""
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL lock_timeout = '5s'")
+        # Ingest takes these tables in either order (node then fuse, or fuse then
+        # node), so this can deadlock with it; giving up well before the deadlock
+        # detector (deadlock_timeout, 1 s) runs makes the refresh the one that
+        # yields, never an ingest. The next tick tries again.
+        cursor.execute("SET LOCAL lock_timeout = '300ms'")
         cursor.execute(f"LOCK TABLE {NODE}, {FUSE}, {REVIEW} IN SHARE MODE")
         cursor.execute(f"SELECT (SELECT COALESCE(MAX(id), 0) FROM {NODE}), (SELECT COALESCE(MAX(id), 0) FROM {FUSE}), "
                        f"(SELECT COALESCE(MAX(id), 0) FROM {REVIEW})")

@@ -23,13 +23,17 @@ from metrics.snapshot import one_snapshot
 from provenance.models import Review, Verdict
 
 
-def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Filters()) -> tuple[list[Judged], int]:
+def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Filters(),
+                 use_targets: bool = True) -> tuple[list[Judged], int]:
     """(the judged nodes with a confidence, how many reviews could not be scored).
 
     Targets come from metrics.models.ReviewTarget where the refresh resolved
     them and nothing has changed since (no new node in the review's trace, no
-    new node with the product it names); the rest are resolved here."""
+    new node with the product it names); the rest are resolved here.
+    `use_targets=False` resolves every review here (the benchmark's baseline)."""
     node_mark, _, review_mark = watermark()
+    if not use_targets:
+        review_mark = 0
     reviews = Review.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end).values(
         "pk", "timestamp", "verdict", "trace_id", "product_id", "project_id")
     sql, params = reviews.query.sql_with_params()

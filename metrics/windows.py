@@ -293,11 +293,12 @@ def traces_also_rolled(project, question, pieces, groups) -> tuple[dict, dict]:
             [project.pk, sorted(candidates), question.start, question.end],
         )
         rows = cursor.fetchall()
+    rolled_at = [(piece, [(start.timestamp(), end.timestamp()) for start, end in piece.rolled]) for piece in pieces]
     for row in rows:
         if not matches(row, wanted):
             continue
-        for piece in pieces:
-            if any(start <= row[TS] < end for start, end in piece.rolled):
+        for piece, rolled in rolled_at:
+            if any(start <= row[TS] < end for start, end in rolled):
                 key = (piece.key, row[by] if by is not None else None)
                 present[key].add(row[TRACE])
                 if row[CONFIDENCE] is not None and row[CONFIDENCE] < threshold:
@@ -306,8 +307,8 @@ def traces_also_rolled(project, question, pieces, groups) -> tuple[dict, dict]:
     return present, present_low
 
 
-def totals_for(project, requests: list[tuple], metrics) -> list[Totals]:
-    """One Totals per (start, end, filters) request, in order."""
-    questions = [Question(start, end, filters, metrics=tuple(metrics)) for start, end, filters in requests]
+def totals_for(project, requests: list[tuple]) -> list[Totals]:
+    """One Totals per (start, end, filters, metrics) request, in order."""
+    questions = [Question(start, end, filters, metrics=tuple(metrics)) for start, end, filters, metrics in requests]
     answers = answer(project, questions)
     return [found.get((question.start, None), Totals()) for question, found in answers]

@@ -15,7 +15,7 @@ from django.db.models import Max, Min
 from django.utils import timezone
 
 from provenance import live
-from provenance.bulk import copy_rows, in_list, insert_many, is_postgres
+from provenance.bulk import bound_cursor, copy_rows, in_list, insert_many, is_postgres
 from provenance.models import Edge, Fuse, IngestedEvent, Node, Project, Review, Trace
 from provenance.validation import EventError, FuseEvent, NodeEvent, ReviewEvent, event_id_of, parse_event
 
@@ -184,7 +184,7 @@ def release_refused_events(project: Project, refused: list[NodeEvent]) -> None:
     if not refused:
         return
     clause, params = in_list([n.event_id for n in refused])
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(
             f"DELETE FROM {IngestedEvent._meta.db_table} WHERE project_id = %s AND event_id {clause}",
             [project.pk, *params],
@@ -332,7 +332,7 @@ def apply_fuse_states(project: Project, product_ids: list[str]) -> None:
         return
     clause, params = in_list(sorted(set(product_ids)))
     node_table, fuse_table = Node._meta.db_table, Fuse._meta.db_table
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(
             f"UPDATE {node_table} SET fuse_state = f.worst "
             f"FROM (SELECT product_id, MAX(decision) AS worst FROM {fuse_table} "

@@ -8,5 +8,5 @@ from metrics.params import ChartParams
 
 
 def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
-    judged, unscored = reviewed.judged_nodes(project, params.start, params.end, params.filters)
+    judged, unscored = reviewed.judged_nodes(project, params.start, params.end, params.filters, use_rollups)
     return {"query": params.query(), "unscored_reviews": unscored, **calibration.summary(judged)}

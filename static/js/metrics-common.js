@@ -76,6 +76,16 @@
       .catch(function (error) { showError("could not load the charts: " + error); });
   }
 
+  // A preset range replaces explicit From/To (which would otherwise win).
+  const rangeSelect = document.querySelector(".metrics-filters select[name=range]");
+  if (rangeSelect) {
+    rangeSelect.addEventListener("change", function () {
+      if (!rangeSelect.value) return;
+      document.querySelectorAll(".metrics-filters input[name=start], .metrics-filters input[name=end]")
+        .forEach(function (input) { input.value = ""; });
+    });
+  }
+
   window.DenoiseMetrics = { el: el, pct: pct, num: num, plot: plot, fillTable: fillTable, load: load,
                             confidenceColor: confidenceColor, CONFIDENCE_SCALE: CONFIDENCE_SCALE };
 })();

@@ -90,3 +90,8 @@ def test_one_node_is_enough_for_every_dashboard(api, ingest):
     ingest(node_event("solo", seconds=60, confidence=0.3, metrics={"semantic_entropy": 1.2}))
     for name in DASHBOARDS:
         assert api.get(f"/api/v1/metrics/{name}", WINDOW).status_code == 200
+
+
+def test_explicit_dates_win_over_a_preset_range(api):
+    body = api.get("/api/v1/metrics/overview", {"range": "30d", **WINDOW}).json()
+    assert (body["query"]["start"], body["query"]["range"]) == ("2026-11-20T09:00:00Z", "")

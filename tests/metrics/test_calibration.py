@@ -105,3 +105,12 @@ def test_targets_follow_nodes_that_arrive_after_the_refresh(project, ingest):
         judged, unscored = judged_nodes(project, *window)
         assert (sorted((j.confidence, j.correct) for j in judged), unscored) == ([(0.3, False), (0.6, True)], 0)
         refresh_rollups()
+
+
+def test_resolving_every_review_afresh_agrees_with_the_kept_targets(project, reviewed):
+    from metrics.refresh import refresh_rollups
+
+    refresh_rollups()
+    window = (BASE_TIME, BASE_TIME.replace(day=21))
+    kept, afresh = judged_nodes(project, *window), judged_nodes(project, *window, use_targets=False)
+    assert sorted(kept[0], key=repr) == sorted(afresh[0], key=repr) and kept[1] == afresh[1]

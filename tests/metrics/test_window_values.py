@@ -118,3 +118,10 @@ def test_a_subset_of_metrics_can_be_asked_for(project):
     with pytest.raises(ValueError):
         window_values(project, START, END, metrics=["nope"])
     assert len(METRICS) == 8
+
+
+def test_each_request_may_name_its_own_metrics(project, ingest):
+    ingest(node_event("a", seconds=1, confidence=0.2, fuse={"decision": "block", "reason": "x"}))
+    first, second = many_window_values(project, [(START, END, Filters(), ["consecutive_fuses"]),
+                                                 (START, END, Filters())], ["node_count"])
+    assert first == {"consecutive_fuses": 1} and second == {"node_count": 1}

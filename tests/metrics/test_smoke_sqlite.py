@@ -1,0 +1,30 @@
+"""The embedded default (SQLite): every metric and dashboard answers from the
+portable raw paths, and the refresh is a harmless no-op."""
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+
+from metrics.definitions import window_values
+from metrics.refresh import refresh_rollups
+from tests.conftest import BASE_TIME, node_event, review_event
+
+pytestmark = pytest.mark.sqlite_smoke
+
+
+def test_embedded_default_answers_every_dashboard(api, ingest, project):
+    if connection.vendor != "sqlite":
+        pytest.skip("runs on the embedded default only (make test-sqlite)")
+    ingest(node_event("a", seconds=1, confidence=0.3, step="s", metrics={"semantic_entropy": 1.5},
+                      fuse={"decision": "block", "reason": "low"}),
+           node_event("b", seconds=2, confidence=0.9, parents=["a"], source_type="final_answer"),
+           review_event("t1", "incorrect"))
+    assert refresh_rollups().skipped
+    values = window_values(project, BASE_TIME, BASE_TIME + timedelta(minutes=5))
+    assert (values["node_count"], values["consecutive_fuses"], values["high_uncertainty_ratio"]) == (2, 1, 1.0)
+    window = {"start": BASE_TIME.isoformat(), "end": (BASE_TIME + timedelta(hours=6)).isoformat()}
+    for name in ("overview", "fuses", "distributions", "drift", "calibration", "options"):
+        assert api.get(f"/api/v1/metrics/{name}", window).status_code == 200, name
+    assert api.get("/api/v1/metrics/calibration", window).json()["count"] == 1
+    assert api.get("/api/v1/metrics/fuses", window).json()["top_reasons"]["block"] == [{"reason": "low", "count": 1}]
