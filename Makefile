@@ -44,9 +44,10 @@ chromium:
 	@test -x /usr/bin/chromium || { (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	@test -x /usr/bin/chromium || { echo "error: /usr/bin/chromium is missing and could not be installed" >&2; exit 1; }
 
+# The SQLite smoke test runs first so that the full suite's summary closes the output.
 test: install services chromium
-	@$(MAKE) --no-print-directory test-postgres
 	@$(MAKE) --no-print-directory test-sqlite
+	@$(MAKE) --no-print-directory test-postgres
 
 test-postgres:
 	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) -m pytest -m "not sqlite_smoke" -p no:cacheprovider $(PYTEST_ARGS)

@@ -53,7 +53,11 @@ def compute(project, rules: list[tuple[str, list[Condition]]], now: datetime) ->
             if condition.metric != HEALTH_FINDINGS:
                 for window in _windows(condition, now):
                     needed[window].add(condition.metric)
-    answers = _ask_metrics(project, needed)
+    # One call for all windows, each asking only its own metrics, so the costly
+    # ones (consecutive_fuses, trace_count) are computed only where wanted.
+    windows = list(needed)
+    found = many_window_values(project, [(*w, sorted(needed[w])) for w in windows]) if windows else []
+    answers = dict(zip(windows, found))
     uses_health = any(c.metric == HEALTH_FINDINGS for _, conditions in rules for c in conditions)
     findings = latest_finding_count(project) if uses_health else 0
 
@@ -69,18 +73,6 @@ def compute(project, rules: list[tuple[str, list[Condition]]], now: datetime) ->
         holds = [c.holds(v) for c, v in zip(conditions, values)]
         results.append(RuleResult(values, holds, rule_holds(match, holds)))
     return results
-
-
-def _ask_metrics(project, needed: dict[tuple, set[str]]) -> dict[tuple, dict]:
-    """One batched call per kind of question: windows that need consecutive_fuses
-    (per-agent runs, the costly metric) apart from those that do not."""
-    answers = {}
-    for with_runs in (True, False):
-        windows = [w for w, metrics in needed.items() if ("consecutive_fuses" in metrics) == with_runs]
-        if windows:
-            metrics = sorted(set().union(*(needed[w] for w in windows)))
-            answers.update(zip(windows, many_window_values(project, windows, metrics)))
-    return answers
 
 
 def preview(project, match: str, conditions: list[dict], now: datetime) -> tuple[RuleResult, list[Condition]]:

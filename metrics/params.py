@@ -11,7 +11,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from metrics.figures import Filters, iso
-from provenance.validation import EventError, parse_timestamp
+from provenance.api.params import timestamp_param
 
 RANGES = {"1h": timedelta(hours=1), "6h": timedelta(hours=6), "24h": timedelta(days=1),
           "7d": timedelta(days=7), "30d": timedelta(days=30), "90d": timedelta(days=90)}
@@ -114,7 +114,4 @@ class ChartParamsSerializer(serializers.Serializer):
 
 
 def timestamp(value: str) -> datetime:
-    try:
-        return parse_timestamp(value)
-    except EventError as error:
-        raise serializers.ValidationError(error.message.removeprefix("timestamp: ")) from None
+    return timestamp_param(value)

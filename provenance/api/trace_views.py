@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 
 from provenance import dag, reading
 from provenance.models import Fuse, Node, Review, Trace
-from provenance.validation import EventError, parse_timestamp
+from provenance.api.params import timestamp_param
 
 
 class TracePagination(PageNumberPagination):
@@ -28,16 +28,10 @@ class TraceFilterSerializer(serializers.Serializer):
     q = serializers.CharField(required=False, default="")
 
     def validate_since(self, value) -> datetime:
-        return self._timestamp(value)
+        return timestamp_param(value)
 
     def validate_until(self, value) -> datetime:
-        return self._timestamp(value)
-
-    def _timestamp(self, value) -> datetime:
-        try:
-            return parse_timestamp(value)
-        except EventError as error:
-            raise serializers.ValidationError(error.message.removeprefix("timestamp: ")) from None
+        return timestamp_param(value)
 
     def to_filters(self) -> reading.TraceFilters:
         data = self.validated_data
