@@ -1,9 +1,11 @@
 """Multi-row writes that cost one statement per table, whatever the row count.
 
-PostgreSQL gets `INSERT … SELECT FROM unnest(array, …)`: one statement with one
-parameter per column, so a 1,000-row batch is neither a parameter explosion nor
-a round trip per row. Other databases (the embedded SQLite default) get a
-portable multi-row `VALUES`, chunked under the driver's parameter limit.
+On PostgreSQL: plain appends of many rows are a COPY; conflict-checked inserts
+of many rows are a COPY into a session-local staging table and one
+`INSERT … SELECT … ON CONFLICT`; small ones are `INSERT … SELECT FROM
+unnest(array, …)`, one parameter per column. Other databases (the embedded
+SQLite default) get a portable multi-row `VALUES`, chunked under the driver's
+parameter limit.
 """
 
 import weakref
@@ -102,18 +104,6 @@ def copy_rows(table: str, columns: list[str], rows: list[tuple]) -> None:
         with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
-
-
-def allocate_ids(table: str, count: int) -> list[int]:
-    """Draws `count` primary keys from the table's sequence in one statement,
-    so rows can be COPYed with known ids (COPY returns nothing)."""
-    if not count:
-        return []
-    with bound_cursor() as cursor:
-        cursor.execute(
-            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count]
-        )
-        return [row[0] for row in cursor.fetchall()]
 
 
 def _staging_table(cursor, table: str, columns: list[str]) -> str:
