@@ -75,16 +75,16 @@ class ChartParamsSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
     def validate_start(self, value):
-        return timestamp(value)
+        return timestamp_param(value)
 
     def validate_end(self, value):
-        return timestamp(value)
+        return timestamp_param(value)
 
     def validate_baseline_start(self, value):
-        return timestamp(value)
+        return timestamp_param(value)
 
     def validate_baseline_end(self, value):
-        return timestamp(value)
+        return timestamp_param(value)
 
     def validate(self, data):
         end = data.get("end") or self.context.get("now") or timezone.now().replace(microsecond=0)
@@ -111,7 +111,3 @@ class ChartParamsSerializer(serializers.Serializer):
                 raise serializers.ValidationError({"baseline_start": "must be before baseline_end"})
         filters = Filters(data["agent_id"], data["step"], data["source_type"], data["round"])
         return ChartParams(start, end, filters, step, preset, data["metric"], data["by"], baseline)
-
-
-def timestamp(value: str) -> datetime:
-    return timestamp_param(value)

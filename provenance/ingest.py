@@ -24,8 +24,6 @@ from provenance.validation import EventError, FuseEvent, NodeEvent, ReviewEvent,
 class IngestResult:
     successes: list[dict] = field(default_factory=list)
     errors: list[dict] = field(default_factory=list)
-    # trace pk -> ids of nodes created in it, for live updates.
-    new_nodes_by_trace: dict[int, list[int]] = field(default_factory=dict)
 
     def as_response(self) -> dict:
         return {"successes": self.successes, "errors": self.errors}
