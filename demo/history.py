@@ -37,7 +37,10 @@ def schedule(noise: HistoryNoise, scale: float = 1.0) -> list[datetime]:
     times = set()
 
     def every(start: datetime, end: datetime, step: timedelta):
-        moment = floor(start, step) + step
+        # From the grid point at or before `start`: a thinned-out history
+        # (large step) still reaches back its whole length, and the grid keeps
+        # ticket ids stable from one load to the next.
+        moment = floor(start, step)
         while moment < end:
             times.add(moment)
             moment += step
