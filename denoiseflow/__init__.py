@@ -9,13 +9,15 @@ the dashboard over its public HTTP API.
     question = df.record("ticket-1", "gateway", "Where is my refund?", source_type="user_input")
 """
 
+from denoiseflow.evaluation import Answer, Case, EvaluationError, current_case, evaluate
 from denoiseflow.fuse import ACCEPT, BLOCK, DOWNWEIGHT, ConfidenceFuse, Thresholds, Verdict, normalize
 from denoiseflow.recorder import NodeRef, Recorder, configure, flush, fuse, get_recorder, new_id, record, review
 from denoiseflow.redundancy import RedundantResult, diversity, run_redundant, text_similarity
 from denoiseflow.transport import HttpTransport, Reply, TransportError
 
 __all__ = [
-    "ACCEPT", "BLOCK", "DOWNWEIGHT", "ConfidenceFuse", "HttpTransport", "NodeRef", "Recorder", "RedundantResult",
-    "Reply", "Thresholds", "TransportError", "Verdict", "configure", "diversity", "flush", "fuse", "get_recorder",
-    "new_id", "normalize", "record", "review", "run_redundant", "text_similarity",
+    "ACCEPT", "Answer", "BLOCK", "Case", "DOWNWEIGHT", "ConfidenceFuse", "EvaluationError", "HttpTransport",
+    "NodeRef", "Recorder", "RedundantResult", "Reply", "Thresholds", "TransportError", "Verdict", "configure",
+    "current_case", "diversity", "evaluate", "flush", "fuse", "get_recorder", "new_id", "normalize", "record",
+    "review", "run_redundant", "text_similarity",
 ]
