@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "metrics",
     "alerts",
     "evals",
+    "policy",
     "demo",
 ]
 
