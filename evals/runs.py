@@ -16,7 +16,8 @@ from django.utils import timezone
 from evals.datasets import items_at
 from evals.judge import judge
 from evals.models import DatasetVersion, Result, Run, RunStatus
-from evals.validation import Invalid, result as parse_result
+from evals.validation import Invalid
+from evals.validation import result as parse_result
 
 RESULT_WRITE_FIELDS = ("actual", "passed", "detail", "error", "trace_id", "product_id", "latency_ms", "escalated",
                        "received_at")
