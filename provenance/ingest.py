@@ -10,7 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import orjson
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max, Min
 from django.utils import timezone
 
@@ -18,7 +18,14 @@ from provenance import live
 from provenance.bulk import bound_cursor, copy_rows, in_list, insert_many, is_postgres
 from provenance.models import Edge, Escalation, Fuse, IngestedEvent, Node, Project, Review, Trace
 from provenance.validation import (
-    EscalationEvent, Event, EventError, FuseEvent, NodeEvent, ReviewEvent, event_id_of, parse_event,
+    EscalationEvent,
+    Event,
+    EventError,
+    FuseEvent,
+    NodeEvent,
+    ReviewEvent,
+    event_id_of,
+    parse_event,
 )
 
 

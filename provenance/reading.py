@@ -3,15 +3,21 @@
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
-
-from provenance.models import Edge, Escalation, FuseDecision, Node, Project, Review, Trace, Verdict
-
 # Used by the trace explorer's reads below.
-from django.db.models import Case, F, Subquery, When  # noqa: E402
+from django.db.models import Case, Count, Exists, F, OuterRef, Q, QuerySet, Subquery, When  # noqa: E402
 from django.db.models.functions import Coalesce  # noqa: E402
 
-from provenance.models import Fuse  # noqa: E402
+from provenance.models import (
+    Edge,
+    Escalation,
+    Fuse,  # noqa: E402
+    FuseDecision,
+    Node,
+    Project,
+    Review,
+    Trace,
+    Verdict,
+)
 
 FUSE_NAMES = {int(choice): choice.label for choice in FuseDecision}
 

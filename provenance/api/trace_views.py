@@ -7,8 +7,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from provenance import dag, reading
-from provenance.models import Node, Review, Trace
 from provenance.api.params import timestamp_param
+from provenance.models import Node, Review, Trace
 
 
 class TracePagination(PageNumberPagination):

@@ -15,7 +15,7 @@ def test_embedded_default_ingests_and_answers_root_cause(api, ingest):
     if connection.vendor != "sqlite":
         pytest.skip("runs on the embedded default only (make test-sqlite)")
     batch = json.loads(EXAMPLE.read_text())["batch"]
-    from tests.conftest import node_event, fuse_event
+    from tests.conftest import fuse_event, node_event
 
     batch += [
         node_event("s-frag", "smoke", confidence=0.9),
