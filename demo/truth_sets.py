@@ -8,17 +8,20 @@ overall, yet it breaks a few cases v1 got right) — the comparison page shows
 what a release would fix and break at first sight. A wrong answer is built on a
 low-confidence retrieval fragment, so "Why is this wrong?" finds it.
 
+The runs' traces are stamped hours back (v1 a day ago, v2 two hours ago), so
+they stay out of the 15-minute windows the demo's alert rules watch.
 Idempotent: once the dataset has its two runs, loading again does nothing.
 """
 
 import random
+from datetime import UTC, datetime, timedelta
 
 from demo.fake_llm import TICKETS, FakeLLM
 from denoiseflow import Answer, Recorder, current_case, evaluate
 from denoiseflow.evaluation import Client
 
 DATASET = "ticket-triage"
-PROMPTS = (("prompt-v1", 0.34), ("prompt-v2", 0.14))  # (name, share of wrong answers)
+PROMPTS = (("prompt-v1", 0.34, 26), ("prompt-v2", 0.14, 2))  # (name, share of wrong answers, hours ago)
 INTENTS = [intent for intent, _, _ in TICKETS]
 POLICY_DAYS = {"refund_status": 14, "delivery_delay": 10, "double_charge": 5, "login_problem": 1,
                "cancel_subscription": 0, "damaged_item": 7}
@@ -72,6 +75,20 @@ def _answerer(prompt: str, wrong_share: float, truth: dict):
     return answer
 
 
+class _Backdated(Recorder):
+    """Stamps every event it is given without a timestamp `hours` back."""
+
+    def __init__(self, url: str, api_key: str, hours: float):
+        super().__init__(url, api_key, flush_interval=0.05)
+        self.at = datetime.now(UTC) - timedelta(hours=hours)
+
+    def emit(self, kind: str, body: dict, timestamp=None, *args, **kwargs) -> bool:
+        if timestamp is None:
+            self.at += timedelta(milliseconds=40)
+            timestamp = self.at
+        return super().emit(kind, body, timestamp, *args, **kwargs)
+
+
 def load(recorder: Recorder) -> int:
     """Creates the truth set and runs both prompts over it; the number of runs made."""
     client = Client(recorder.url, recorder.api_key)
@@ -89,9 +106,13 @@ def load(recorder: Recorder) -> int:
     truth = {item["id"]: item["expected"] for item in items}
     done = {run["name"] for run in existing}
     made = 0
-    for prompt, wrong_share in PROMPTS:
+    for prompt, wrong_share, hours_ago in PROMPTS:
         if prompt not in done:
-            evaluate(DATASET, _answerer(prompt, wrong_share, truth), name=prompt, recorder=recorder,
-                     metadata={"prompt": prompt, "model": "fake-llm"})
+            backdated = _Backdated(recorder.url, recorder.api_key, hours_ago)
+            try:
+                evaluate(DATASET, _answerer(prompt, wrong_share, truth), name=prompt, recorder=backdated,
+                         concurrency=1, metadata={"prompt": prompt, "model": "fake-llm"})
+            finally:
+                backdated.close(timeout=30)
             made += 1
     return made
