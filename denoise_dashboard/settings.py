@@ -107,6 +107,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "provenance.tasks.check_dag_health",
         "schedule": crontab(hour=3, minute=0),
     },
+    "apply-retention-nightly": {
+        "task": "provenance.tasks.apply_retention",
+        "schedule": crontab(hour=3, minute=30),
+    },
     "refresh-metric-rollups": {
         "task": "metrics.tasks.refresh_rollups",
         "schedule": 30.0,

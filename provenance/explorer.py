@@ -151,6 +151,9 @@ def node_detail(project: Project, node: Node) -> dict:
         "is_final": is_final,
         "content": node.content,
         "raw_input": node.raw_input,
+        "content_tier": node.content_tier,
+        "content_sha256": node.content_sha256,
+        "raw_input_sha256": node.raw_input_sha256,
         "metrics": node.metrics,
         "metadata": node.metadata,
         "fuses": [

@@ -5,7 +5,7 @@ from datetime import datetime
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from provenance.models import Edge, FuseDecision, Node, Project, Review, Trace, Verdict
+from provenance.models import Edge, FuseDecision, Node, Project, Review, Trace, Verdict, content_tier
 
 # Used by the trace explorer's reads below.
 from django.db.models import Case, F, Subquery, When  # noqa: E402
@@ -83,7 +83,7 @@ def parents_by_child(trace: Trace) -> dict[str, list[str]]:
 
 NODE_SUMMARY_FIELDS = (
     "pk", "product_id", "agent_id", "step", "source_type", "confidence", "confidence_raw", "fuse_state",
-    "is_error", "round", "timestamp",
+    "is_error", "round", "timestamp", "summarized_at",
 )
 
 
@@ -102,6 +102,7 @@ def node_summary(row: dict, parent_ids: list[str], trace_id: str) -> dict:
         "round": row["round"],
         "parent_ids": parent_ids,
         "timestamp": row["timestamp"].isoformat().replace("+00:00", "Z"),
+        "content_tier": content_tier(row["summarized_at"]),
     }
 
 
