@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.db.models.functions import Coalesce
 
-from provenance.models import Edge, Fuse, HealthFinding, IngestedEvent, Node, Project, Review, Trace
+from provenance.models import Edge, Escalation, Fuse, HealthFinding, IngestedEvent, Node, Project, Review, Trace
 
 BATCH_TRACES = 500
 
@@ -40,21 +40,18 @@ def delete_batch(project: Project, cutoff: datetime, batch: int = BATCH_TRACES) 
         trace_ids = [trace_id for _, trace_id in rows]
         nodes = Node.objects.filter(project=project, trace_id__in=trace_pks)
         product_ids = list(nodes.values_list("product_id", flat=True))
-        escalation_model = _escalation_model()
         events = [
             nodes.values("event_id"),
             Fuse.objects.filter(project=project, product_id__in=product_ids).values("event_id"),
             Review.objects.filter(project=project, trace_id__in=trace_pks).values("event_id"),
+            Escalation.objects.filter(project=project, trace_id__in=trace_pks).values("event_id"),
         ]
-        if escalation_model is not None:
-            events.append(escalation_model.objects.filter(project=project, trace_id__in=trace_pks).values("event_id"))
         for event_ids in events:
             IngestedEvent.objects.filter(project=project, event_id__in=event_ids).delete()
         Fuse.objects.filter(project=project, product_id__in=product_ids).delete()
         HealthFinding.objects.filter(project=project, product_id__in=product_ids).delete()
         HealthFinding.objects.filter(project=project, trace_id__in=trace_ids).delete()
-        if escalation_model is not None:
-            escalation_model.objects.filter(project=project, trace_id__in=trace_pks).delete()
+        Escalation.objects.filter(project=project, trace_id__in=trace_pks).delete()
         Review.objects.filter(project=project, trace_id__in=trace_pks).delete()
         Edge.objects.filter(project=project, trace_id__in=trace_pks).delete()
         node_count, _ = nodes.delete()
@@ -71,11 +68,3 @@ def sweep_stray_fuses(project: Project) -> int:
     deleted, _ = stray.delete()
     return deleted
 
-
-def _escalation_model():
-    from django.apps import apps
-
-    try:
-        return apps.get_model("provenance", "Escalation")
-    except LookupError:
-        return None

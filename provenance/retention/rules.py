@@ -13,7 +13,7 @@ SHA-256 of each full text).
 
 from django.db.models import Exists, OuterRef, Q
 
-from provenance.models import Edge, FuseDecision, Node, Project, Review, Trace
+from provenance.models import Edge, Escalation, FuseDecision, Node, Project, Review, Trace
 from provenance.reading import final_answer_nodes
 
 SUMMARY_CHARS = 280
@@ -32,17 +32,15 @@ def matters_by_itself(keep_full_below: float, final_answer_pks: list[int]) -> Q:
     Correlated on the node's project and product id, so it can stand inside
     a subquery over children too."""
     reviewed = Review.objects.filter(project=OuterRef("project"), product_id=OuterRef("product_id"))
-    rules = (
+    escalated = Escalation.objects.filter(project=OuterRef("project"), product_id=OuterRef("product_id"))
+    return (
         Q(confidence__lt=keep_full_below)
         | Q(fuse_state=FuseDecision.BLOCK)
         | Q(is_error=True)
+        | Exists(escalated)
         | Exists(reviewed)
         | Q(pk__in=final_answer_pks)
     )
-    escalation_model = _escalation_model()
-    if escalation_model is not None:
-        rules |= Exists(escalation_model.objects.filter(project=OuterRef("project"), product_id=OuterRef("product_id")))
-    return rules
 
 
 def keeps_full_text(keep_full_below: float, final_answer_pks: list[int]) -> Q:
@@ -54,11 +52,3 @@ def keeps_full_text(keep_full_below: float, final_answer_pks: list[int]) -> Q:
     ).filter(Exists(mattering_child))
     return matters_by_itself(keep_full_below, final_answer_pks) | Exists(parent_of_mattering)
 
-
-def _escalation_model():
-    from django.apps import apps
-
-    try:
-        return apps.get_model("provenance", "Escalation")
-    except LookupError:
-        return None
