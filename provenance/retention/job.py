@@ -10,6 +10,7 @@ the next. A dry run (and the settings page's preview) only counts.
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Count, F, Q
 from django.utils import timezone
@@ -68,7 +69,7 @@ def preview(project: Project, retention: Retention, now: datetime | None = None)
     summarized = traces = nodes = 0
     if retention.trace_days is not None:
         expired = deletion.last_activity_before(project, now - timedelta(days=retention.trace_days))
-        counts = expired.aggregate(traces=Count("pk"), nodes=Count("nodes"))
+        counts = expired.aggregate(traces=Count("pk", distinct=True), nodes=Count("nodes"))
         traces, nodes = counts["traces"], counts["nodes"]
     if retention.full_content_days is not None:
         pass_ = Summarizing.of(project, now - timedelta(days=retention.full_content_days), retention.keep_full_below)
@@ -94,7 +95,7 @@ def apply_project(project: Project, now: datetime | None = None, dry_run: bool =
         if retention.trace_days is not None:
             cutoff = now - timedelta(days=retention.trace_days)
             while True:
-                traces, nodes = deletion.delete_batch(project, cutoff)
+                traces, nodes = deletion.delete_batch(project, cutoff, settings.RETENTION_BATCH_TRACES)
                 if not traces:
                     break
                 _progress(run, traces_deleted=traces, nodes_deleted=nodes)
@@ -102,7 +103,7 @@ def apply_project(project: Project, now: datetime | None = None, dry_run: bool =
         if retention.full_content_days is not None:
             pass_ = Summarizing.of(project, now - timedelta(days=retention.full_content_days),
                                    retention.keep_full_below)
-            for low, high in pass_.id_ranges():
+            for low, high in pass_.id_ranges(settings.RETENTION_BATCH_NODES):
                 _progress(run, nodes_summarized=pass_.summarize(low, high, timezone.now()))
         run.status = RetentionRun.Status.FINISHED
         run.finished_at = timezone.now()

@@ -4,9 +4,8 @@ Each batch is one `UPDATE … WHERE id IN (…)` in its own transaction over a
 bounded id range, so the job holds no long locks and never loads a project's
 nodes into memory. The filter excludes summarized nodes, so a batch repeated
 after a crash changes nothing twice: the job resumes by running again. The
-digests are computed by the database (SHA256 is built into PostgreSQL and
-registered by Django on SQLite) from the text before it is cut, since every
-right-hand side of an UPDATE reads the old row.
+digests are computed by the database from the text before it is cut, since
+every right-hand side of an UPDATE reads the old row.
 """
 
 from collections.abc import Iterator
@@ -15,12 +14,22 @@ from datetime import datetime
 
 from django.db import transaction
 from django.db.models import Max, Min
-from django.db.models.functions import Left, SHA256
+from django.db.models.functions import SHA256, Left
 
 from provenance.models import Node, Project
 from provenance.retention.rules import SUMMARY_CHARS, keeps_full_text, reviewed_final_answers
 
 BATCH_NODES = 5000
+
+
+class TextDigest(SHA256):
+    """Hex SHA-256 of a text column. Django's SHA256 needs pgcrypto on
+    PostgreSQL; its built-in sha256() (11+) does without. On SQLite Django
+    registers SHA256 itself."""
+
+    def as_postgresql(self, compiler, connection, **extra_context):
+        return self.as_sql(compiler, connection, template="encode(sha256(convert_to(%(expressions)s, 'UTF8')), 'hex')",
+                           **extra_context)
 
 
 @dataclass(frozen=True)
@@ -56,8 +65,8 @@ class Summarizing:
         with transaction.atomic():
             batch = self.candidates().filter(pk__gte=low, pk__lte=high).values("pk")
             return Node.objects.filter(pk__in=batch).update(
-                content_sha256=SHA256("content"),
-                raw_input_sha256=SHA256("raw_input"),
+                content_sha256=TextDigest("content"),
+                raw_input_sha256=TextDigest("raw_input"),
                 content=Left("content", SUMMARY_CHARS),
                 raw_input=Left("raw_input", SUMMARY_CHARS),
                 summarized_at=now,
