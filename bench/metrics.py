@@ -16,7 +16,7 @@
 3. Times every chart's computation over the last 30 days (median of --runs),
    with rollups and with the raw scan, and prints both and their ratio; then
    one alert tick: 500 windows (15 min and the 15 min before, 250 filter sets)
-   through metrics.definitions.many_window_values.
+   through metrics.values.many_window_values.
 """
 
 import argparse
@@ -196,9 +196,9 @@ def main() -> None:
         from django.utils import timezone
 
         from metrics.dashboards import calibration, distributions, drift, fuses, overview
-        from metrics.definitions import Filters, many_window_values
+        from metrics.values import Filters, many_window_values
         from metrics.params import ChartParamsSerializer
-        from metrics.refresh import refresh_rollups
+        from metrics.rollups.refresh import refresh_rollups
         from provenance.models import Project
 
         project = Project.objects.create(slug="bench")
