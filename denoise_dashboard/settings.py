@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "provenance",
     "metrics",
     "alerts",
+    "policy",
     "demo",
 ]
 

@@ -9,8 +9,10 @@ urlpatterns = [
     path("api/v1/", include("provenance.api.urls")),
     path("api/v1/", include("metrics.api.urls")),
     path("api/v1/", include("alerts.api_urls")),
+    path("api/v1/", include("policy.api_urls")),
     path("v1/traces", include("provenance.otlp_urls")),
     path("metrics/", include("metrics.urls")),
     path("alerts/", include("alerts.urls")),
+    path("policy/", include("policy.urls")),
     path("", include("provenance.urls")),
 ]
