@@ -3,7 +3,7 @@
 A piece of an agent's node sequence is summed up by its length, the fused run
 it starts with, the one it ends with and the longest inside; two consecutive
 pieces combine without looking at their nodes again, which is what lets hour
-rollups and raw edges be stitched together in time order.
+rollups and recent rows be stitched together in time order.
 """
 
 from dataclasses import dataclass

@@ -1,24 +1,19 @@
 """Distributions of node confidence and of every numeric entry of Node.metrics,
-as counts on a fixed grid: bin b holds the values in [b * 0.05, (b + 1) * 0.05).
-A fixed grid adds up across days and groups, so the day rollups and the raw
-edges combine exactly. Metric "" is the node confidence."""
+as counts on a fixed grid (metrics.rollups.schema: bin b holds the values in
+[b * 0.05, (b + 1) * 0.05)). A fixed grid adds up across days and groups, so
+the day rollups and the raw rows combine exactly. Metric "" is the node confidence."""
 
-import math
 from collections import defaultdict
-from metrics.additive import bucket_sql, fetch, intervals_sql, split, watermark
-from metrics.figures import Question, bucket_floor
+
+from metrics.counts.split import split
 from metrics.models import DayHistogram
-from metrics.refresh import BIN_SCALE, HISTOGRAM_VALUES, METRIC_CLAMP
-from metrics.snapshot import one_snapshot
+from metrics.questions import Question, bucket_floor
+from metrics.rollups.schema import CONFIDENCE_METRIC, bin_of, bin_sql, histogram_values_sql, is_metric_value
+from metrics.rollups.snapshot import one_snapshot
+from metrics.rollups.sql import bucket_sql, fetch, filters_sql, intervals_sql
+from metrics.rollups.watermark import read_marks
 from provenance.bulk import is_postgres
 from provenance.models import Node
-
-BIN_WIDTH = 1 / BIN_SCALE
-CONFIDENCE = ""
-
-
-def bin_of(value: float) -> int:
-    return math.floor(max(-METRIC_CLAMP, min(METRIC_CLAMP, value)) * BIN_SCALE)
 
 
 def counts(project, question: Question, metric: str | None = None, use_rollups: bool = True) -> dict:
@@ -31,14 +26,14 @@ def counts(project, question: Question, metric: str | None = None, use_rollups: 
         found: dict = defaultdict(lambda: defaultdict(int))
         days = split(question.start, question.end, "day")
         if use_rollups and question.step != "hour" and days.whole:
-            node_mark = watermark()[0]
+            node_mark = read_marks().node
             add_rows(found, question, rolled_rows(project, question, metric, days.whole))
             add_rows(found, question, raw_rows(project, question, metric, [days.whole], f"n.id > {int(node_mark)}"))
-            edges = days.edges
+            partial = days.partial
         else:
-            edges = [(question.start, question.end)]
-        if edges:
-            add_rows(found, question, raw_rows(project, question, metric, edges))
+            partial = [(question.start, question.end)]
+        if partial:
+            add_rows(found, question, raw_rows(project, question, metric, partial))
         return {key: dict(bins) for key, bins in found.items()}
 
 
@@ -48,33 +43,28 @@ def add_rows(found: dict, question: Question, rows) -> None:
         found[(start, value, metric)][bin_] += n
 
 
-def filter_sql(question: Question, prefix: str) -> tuple[str, list]:
-    chosen = question.filters.dimensions
-    return "".join(f" AND {prefix}{column} = %s" for column in chosen), list(chosen.values())
-
-
 def rolled_rows(project, question, metric, days):
-    filters, params = filter_sql(question, "")
+    filters, params = filters_sql(question.filters.dimensions)
     by = question.by or "NULL"
     only = " AND metric = %s" if metric is not None else ""
     return fetch(
         f"SELECT {bucket_sql(question.step, 'day')}, {by}, metric, bin, SUM(n)::bigint "
-        f"FROM {DayHistogram._meta.db_table} WHERE project_id = %s AND day >= %s AND day < %s{filters}{only} "
+        f"FROM {DayHistogram._meta.db_table} WHERE project_id = %s AND day >= %s AND day < %s AND {filters}{only} "
         f"GROUP BY 1, 2, 3, 4",
         [project.pk, *days, *params, *([metric] if metric is not None else [])],
     )
 
 
 def raw_rows(project, question, metric, intervals, extra: str = "TRUE"):
-    filters, params = filter_sql(question, "n.")
+    filters, params = filters_sql(question.filters.dimensions, "n.")
     times, time_params = intervals_sql("n.timestamp", intervals)
-    where = f"n.project_id = %s AND {times}{filters} AND {extra}"
+    where = f"n.project_id = %s AND {times} AND {filters} AND {extra}"
     where_params = [project.pk, *time_params, *params]
     by = question.by or "NULL"
     only = " WHERE metric = %s" if metric is not None else ""
     return fetch(
-        f"SELECT {bucket_sql(question.step, 'timestamp')}, {by}, metric, floor(x * {BIN_SCALE})::bigint, COUNT(*) "
-        f"FROM ({HISTOGRAM_VALUES.format(where=where)}) AS v{only} GROUP BY 1, 2, 3, 4",
+        f"SELECT {bucket_sql(question.step, 'timestamp')}, {by}, metric, {bin_sql('x')}, COUNT(*) "
+        f"FROM ({histogram_values_sql(where)}) AS v{only} GROUP BY 1, 2, 3, 4",
         [*where_params, *where_params, *([metric] if metric is not None else [])],
     )
 
@@ -88,9 +78,9 @@ def python_counts(project, question: Question, metric: str | None) -> dict:
     for timestamp, confidence, reported, *value in nodes.values_list(*columns).iterator():
         start = question.start if not question.step else max(bucket_floor(timestamp, question.step), question.start)
         key = (start, value[0] if value else None)
-        values = [(CONFIDENCE, confidence)] if confidence is not None else []
+        values = [(CONFIDENCE_METRIC, confidence)] if confidence is not None else []
         if isinstance(reported, dict):
-            values += [(name, x) for name, x in reported.items() if isinstance(x, (int, float)) and not isinstance(x, bool)]
+            values += [(name, x) for name, x in reported.items() if is_metric_value(x)]
         for name, x in values:
             if metric is None or name == metric:
                 found[(*key, name)][bin_of(float(x))] += 1
@@ -106,5 +96,3 @@ def merged(found: dict) -> dict[str, dict[int, int]]:
     return {metric: dict(bins) for metric, bins in total.items()}
 
 
-def bin_start(bin_: int) -> float:
-    return round(bin_ * BIN_WIDTH, 10)

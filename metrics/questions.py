@@ -1,13 +1,13 @@
-"""The figures behind every metric: the filters and the totals they derive from."""
+"""What a read of the metrics asks: a window, its filters, its series step
+and the dimension it is split by (Question), and the UTC-aligned buckets that
+cuts the window into."""
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-METRICS = (
-    "node_count", "trace_count", "mean_confidence", "high_uncertainty_ratio", "fuse_rate",
-    "failure_rate", "downweight_rate", "consecutive_fuses",
-)
+from metrics import catalog
+from metrics.catalog import METRICS
+from metrics.rollups.schema import DIMENSIONS
 
 
 @dataclass(frozen=True)
@@ -27,44 +27,6 @@ class Filters:
         return chosen
 
 
-@dataclass
-class Totals:
-    """The additive and set-valued figures every metric is derived from."""
-
-    nodes: int = 0
-    traces: int = 0
-    confidence_count: int = 0
-    confidence_sum: float = 0.0
-    low_traces: int = 0
-    accepted: int = 0
-    fused: int = 0
-    failed: int = 0
-    downweighted: int = 0
-    longest_fused_run: int = 0
-
-    def values(self, metrics: Iterable[str] = METRICS) -> dict[str, float | None]:
-        every = {
-            "node_count": self.nodes,
-            "trace_count": self.traces,
-            "mean_confidence": self.confidence_sum / self.confidence_count if self.confidence_count else None,
-            "high_uncertainty_ratio": self.low_traces / self.traces if self.traces else 0.0,
-            "fuse_rate": self.fused / self.nodes if self.nodes else 0.0,
-            "failure_rate": self.failed / self.nodes if self.nodes else 0.0,
-            "downweight_rate": self.downweighted / self.nodes if self.nodes else 0.0,
-            "consecutive_fuses": self.longest_fused_run,
-        }
-        return {name: every[name] for name in metrics}
-
-
-def check_metrics(metrics: Iterable[str]) -> tuple[str, ...]:
-    metrics = tuple(metrics)
-    unknown = [name for name in metrics if name not in METRICS]
-    if unknown:
-        raise ValueError(f"unknown metric(s): {', '.join(unknown)}")
-    return metrics
-
-
-DIMENSIONS = ("agent_id", "step", "source_type", "round")
 STEPS = ("", "minute", "hour", "day")
 STEP_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
 
@@ -86,11 +48,11 @@ class Question:
 
     @property
     def needs_runs(self) -> bool:
-        return "consecutive_fuses" in self.metrics
+        return catalog.needs_runs(self.metrics)
 
     @property
     def needs_traces(self) -> bool:
-        return "trace_count" in self.metrics or "high_uncertainty_ratio" in self.metrics
+        return catalog.needs_traces(self.metrics)
 
     def __post_init__(self):
         if self.step not in STEPS:

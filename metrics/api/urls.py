@@ -1,6 +1,6 @@
 from django.urls import path
 
-from metrics import api_views
+from metrics.api import views as api_views
 
 urlpatterns = [
     path("metrics/values", api_views.ValuesView.as_view(), name="api-metrics-values"),

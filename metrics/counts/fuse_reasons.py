@@ -3,12 +3,13 @@ reason is cut to 200 characters, as in the rollup)."""
 
 from collections import defaultdict
 
-from metrics.additive import fetch, intervals_sql, split, watermark
-from metrics.figures import Question
-from metrics.histograms import filter_sql
+from metrics.counts.split import split
 from metrics.models import HourFuseReason
-from metrics.refresh import FUSE_REASON_PAIRS, REASON_LENGTH
-from metrics.snapshot import one_snapshot
+from metrics.questions import Question
+from metrics.rollups.schema import FUSE_REASON_PAIRS, REASON_LENGTH
+from metrics.rollups.snapshot import one_snapshot
+from metrics.rollups.sql import fetch, filters_sql, intervals_sql
+from metrics.rollups.watermark import read_marks
 from provenance.bulk import is_postgres
 from provenance.models import Fuse, Node
 
@@ -21,17 +22,18 @@ def counts(project, question: Question, use_rollups: bool = True) -> dict[tuple,
     with one_snapshot():
         hours = split(question.start, question.end, "hour")
         if use_rollups and hours.whole:
-            node_mark, fuse_mark, _ = watermark()
+            marks = read_marks()
+            node_mark, fuse_mark = marks.node, marks.fuse
             add(found, rolled_rows(project, question, hours.whole))
             # What the rollup has not seen: new decisions, and old decisions about new nodes
             # (two conditions rather than one OR, so each can use its primary key).
             add(found, raw_rows(project, question, [hours.whole], f"f.id > {int(fuse_mark)}"))
             add(found, raw_rows(project, question, [hours.whole], f"n.id > {int(node_mark)} AND f.id <= {int(fuse_mark)}"))
-            edges = hours.edges
+            partial = hours.partial
         else:
-            edges = [(question.start, question.end)]
-        if edges:
-            add(found, raw_rows(project, question, edges))
+            partial = [(question.start, question.end)]
+        if partial:
+            add(found, raw_rows(project, question, partial))
     return dict(found)
 
 
@@ -41,20 +43,20 @@ def add(found: dict, rows) -> None:
 
 
 def rolled_rows(project, question: Question, hours):
-    filters, params = filter_sql(question, "")
+    filters, params = filters_sql(question.filters.dimensions)
     return fetch(
         f"SELECT {question.by or 'NULL'}, decision, reason, SUM(n)::bigint FROM {HourFuseReason._meta.db_table} "
-        f"WHERE project_id = %s AND hour >= %s AND hour < %s{filters} GROUP BY 1, 2, 3",
+        f"WHERE project_id = %s AND hour >= %s AND hour < %s AND {filters} GROUP BY 1, 2, 3",
         [project.pk, *hours, *params],
     )
 
 
 def raw_rows(project, question: Question, intervals, extra: str = "TRUE"):
-    filters, params = filter_sql(question, "n.")
+    filters, params = filters_sql(question.filters.dimensions, "n.")
     times, time_params = intervals_sql("n.timestamp", intervals)
     return fetch(
         f"SELECT {question.by or 'NULL'}, decision, reason, COUNT(*) FROM ({FUSE_REASON_PAIRS} "
-        f"WHERE n.project_id = %s AND {times}{filters} AND {extra}) AS pairs GROUP BY 1, 2, 3",
+        f"WHERE n.project_id = %s AND {times} AND {filters} AND {extra}) AS pairs GROUP BY 1, 2, 3",
         [project.pk, *time_params, *params],
     )
 

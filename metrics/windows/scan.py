@@ -1,19 +1,18 @@
-"""The metrics computed straight from the node table: the reference the rollups
-must equal, and the path for windows the rollups do not cover (minute series,
-projects not rolled up yet, the embedded SQLite default)."""
+"""A window's totals straight from the node table, by the rules of
+metrics.rules: the reference the rollups must equal, and the path for the
+windows the rollups do not help (minute series, projects not rolled up yet,
+the embedded SQLite default)."""
 
 from datetime import UTC, datetime
 
 from django.db import connection
-from django.db.models import Count, F, Q, QuerySet, Sum, Value, Window
+from django.db.models import Count, F, QuerySet, Sum, Value, Window
 from django.db.models.functions import RowNumber, Trunc
 
-from metrics.figures import Filters, Question, Totals, bucket_floor
-from provenance.models import FuseDecision, Node
-
-BLOCK = int(FuseDecision.BLOCK)
-DOWNWEIGHT = int(FuseDecision.DOWNWEIGHT)
-ACCEPT = int(FuseDecision.ACCEPT)
+from metrics.catalog import Totals
+from metrics.questions import Filters, Question, bucket_floor
+from metrics.rules import COUNTED, FUSED, HIGH_UNCERTAINTY
+from provenance.models import Node
 
 
 def matching_nodes(project, start: datetime, end: datetime, filters: Filters) -> QuerySet:
@@ -21,17 +20,13 @@ def matching_nodes(project, start: datetime, end: datetime, filters: Filters) ->
 
 
 def aggregates(threshold: float) -> dict:
-    low = Q(confidence__lt=threshold)
     return {
         "nodes": Count("pk"),
         "traces": Count("trace", distinct=True),
         "confidence_count": Count("confidence"),
         "confidence_sum": Sum("confidence"),
-        "low_traces": Count("trace", distinct=True, filter=low),
-        "accepted": Count("pk", filter=Q(fuse_state=ACCEPT)),
-        "downweighted": Count("pk", filter=Q(fuse_state=DOWNWEIGHT)),
-        "fused": Count("pk", filter=Q(fuse_state=BLOCK)),
-        "failed": Count("pk", filter=Q(fuse_state=BLOCK) | Q(is_error=True)),
+        "low_traces": Count("trace", distinct=True, filter=HIGH_UNCERTAINTY.condition(threshold)),
+        **{name: Count("pk", filter=rule.condition()) for name, rule in COUNTED.items()},
     }
 
 
@@ -73,17 +68,17 @@ def longest_fused_runs(question: Question, nodes: QuerySet, keys: list[str]) -> 
     fused ones."""
     order = [F("timestamp").asc(), F("id").asc()]
     partition = [F(key) for key in keys] + [F("agent_id")]
-    positioned = nodes.annotate(
+    positioned = nodes.annotate(fused=FUSED.condition()).annotate(
         seq=Window(RowNumber(), partition_by=partition, order_by=order),
-        state_seq=Window(RowNumber(), partition_by=[*partition, F("fuse_state")], order_by=order),
-    ).values(*keys, "agent_id", "fuse_state", "seq", "state_seq")
+        state_seq=Window(RowNumber(), partition_by=[*partition, F("fused")], order_by=order),
+    ).values(*keys, "agent_id", "fused", "seq", "state_seq")
     sql, params = positioned.query.sql_with_params()
     group_by = ", ".join(f"s.{connection.ops.quote_name(key)}" for key in keys)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {group_by}, MAX(n) FROM (SELECT {group_by}, COUNT(*) AS n FROM ({sql}) AS s "
-            f"WHERE s.fuse_state = %s GROUP BY {group_by}, s.agent_id, s.seq - s.state_seq) AS s GROUP BY {group_by}",
-            [*params, BLOCK],
+            f"WHERE s.fused GROUP BY {group_by}, s.agent_id, s.seq - s.state_seq) AS s GROUP BY {group_by}",
+            params,
         )
         rows = cursor.fetchall()
     result = {}

@@ -5,8 +5,8 @@ import math
 import random
 from datetime import timedelta
 
-from metrics import drift
-from metrics.histograms import bin_of
+from metrics.rollups.schema import bin_of
+from metrics.stats import drift
 from tests.conftest import BASE_TIME
 
 DAY = timedelta(days=1)

@@ -15,7 +15,7 @@ At least MIN_COUNT values are needed to flag anything.
 import math
 from dataclasses import asdict, dataclass
 
-from metrics.histograms import BIN_WIDTH
+from metrics.rollups.schema import BIN_WIDTH
 
 UNIFORM_COEFFICIENT = 5 / 9
 MIN_COUNT = 30

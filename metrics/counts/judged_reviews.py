@@ -12,15 +12,17 @@ the review's timestamp.
 from datetime import datetime
 
 import orjson
-
 from django.db import connection
 
-from metrics.additive import watermark
-from metrics.calibration import Judged
-from metrics.figures import DIMENSIONS, Filters
-from metrics.refresh import NODE, REVIEW_TARGET_SQL, TARGET
-from metrics.snapshot import one_snapshot
+from metrics.models import ReviewTarget
+from metrics.questions import Filters
+from metrics.rollups.schema import DIMENSIONS, NODE, REVIEW_TARGET_SQL
+from metrics.rollups.snapshot import one_snapshot
+from metrics.rollups.watermark import read_marks
+from metrics.stats.calibration import Judged
 from provenance.models import Review, Verdict
+
+TARGET = ReviewTarget._meta.db_table
 
 
 def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Filters(),
@@ -31,7 +33,8 @@ def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Fil
     them and nothing has changed since (no new node in the review's trace, no
     new node with the product it names); the rest are resolved here.
     `use_targets=False` resolves every review here (the benchmark's baseline)."""
-    node_mark, _, review_mark = watermark()
+    marks = read_marks()
+    node_mark, review_mark = marks.node, marks.review
     if not use_targets:
         review_mark = 0
     reviews = Review.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end).values(

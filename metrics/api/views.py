@@ -4,18 +4,10 @@ from django.http import Http404
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from metrics.dashboards import calibration, distributions, drift, fuses, overview
-from metrics.definitions import METRICS, window_values
-from metrics.options import filter_options
+from metrics.dashboards import DASHBOARDS
+from metrics.filter_options import filter_options
 from metrics.params import ChartParamsSerializer
-
-DASHBOARDS = {
-    "overview": overview.build,
-    "fuses": fuses.build,
-    "distributions": distributions.build,
-    "drift": drift.build,
-    "calibration": calibration.build,
-}
+from metrics.values import METRICS, window_values
 
 
 def chart_params(request):

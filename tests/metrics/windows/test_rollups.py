@@ -8,10 +8,11 @@ from datetime import timedelta
 import pytest
 from django.core.management import call_command
 
-from metrics import raw, windows
-from metrics.figures import Filters, Question
 from metrics.models import HourRollup, RolledProject
-from metrics.refresh import refresh_rollups
+from metrics.questions import Filters, Question
+from metrics.rollups.refresh import refresh_rollups
+from metrics.values import answer
+from metrics.windows import rollup_part, scan
 from provenance.models import Project
 from tests.conftest import BASE_TIME, node_event
 from tests.metrics.traffic import late_fuse_events, post_in_batches, random_filters, random_window, workflow_events
@@ -24,9 +25,9 @@ def as_dict(totals) -> dict:
 
 
 def assert_same_as_raw(project, questions) -> None:
-    answers = windows.answer(project, questions)
+    answers = answer(project, questions)
     for question, found in answers:
-        expected = raw.grouped(project, question)
+        expected = scan.grouped(project, question)
         assert set(found) == set(expected), question
         for key, totals in found.items():
             assert as_dict(totals) == as_dict(expected[key]), (question, key)
@@ -51,7 +52,7 @@ def traffic(project, ingest):
 
 def test_rollups_equal_the_raw_scan(project, traffic):
     refresh_rollups()
-    assert windows.Coverage.of(project) is not None
+    assert rollup_part.Coverage.of(project) is not None
     assert_same_as_raw(project, random_questions(seed=2, count=150))
 
 
@@ -60,10 +61,10 @@ def test_nodes_and_late_fuses_after_the_refresh_are_counted(project, ingest, tra
     # New nodes in old hours and in new ones, and fuse decisions about old nodes.
     post_in_batches(ingest, workflow_events(seed=3, traces=15, hours=8, prefix="late-"))
     ingest(*late_fuse_events(traffic, seed=4, count=25))
-    assert len(windows.Coverage.of(project).dirty) > 1
+    assert len(rollup_part.Coverage.of(project).dirty) > 1
     assert_same_as_raw(project, random_questions(seed=5, count=120))
     refresh_rollups()
-    assert windows.Coverage.of(project).dirty == frozenset()
+    assert rollup_part.Coverage.of(project).dirty == frozenset()
     assert_same_as_raw(project, random_questions(seed=6, count=120))
 
 
@@ -72,9 +73,9 @@ def test_covered_hours_are_read_from_the_rollups(project, ingest):
     refresh_rollups()
     window = (BASE_TIME, BASE_TIME + timedelta(hours=1))
     question = Question(*window)
-    [(_, before)] = windows.answer(project, [question])
+    [(_, before)] = answer(project, [question])
     HourRollup.objects.filter(project=project, mask=0).update(nodes=1000)
-    [(_, after)] = windows.answer(project, [question])
+    [(_, after)] = answer(project, [question])
     assert (before[(BASE_TIME, None)].nodes, after[(BASE_TIME, None)].nodes) == (30, 1000)
 
 
@@ -96,7 +97,7 @@ def test_a_changed_threshold_is_not_answered_from_stale_rollups(project, traffic
     refresh_rollups()
     Project.objects.filter(pk=project.pk).update(high_uncertainty_threshold=0.8)
     project.refresh_from_db()
-    assert windows.Coverage.of(project) is None
+    assert rollup_part.Coverage.of(project) is None
     assert_same_as_raw(project, random_questions(seed=8, count=20))
     refresh_rollups()
     assert RolledProject.objects.get(project=project).threshold == 0.8
@@ -106,4 +107,4 @@ def test_a_changed_threshold_is_not_answered_from_stale_rollups(project, traffic
 def test_a_project_without_nodes_answers_empty(project):
     refresh_rollups()
     question = Question(BASE_TIME, BASE_TIME + timedelta(days=1), Filters(), "hour", "agent_id")
-    assert windows.answer(project, [question]) == [(question, {})]
+    assert answer(project, [question]) == [(question, {})]

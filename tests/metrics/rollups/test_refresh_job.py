@@ -7,9 +7,9 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.management import call_command
 
-from metrics.definitions import Filters, many_window_values
 from metrics.models import HourRollup, Watermark
 from metrics.tasks import refresh_rollups
+from metrics.values import Filters, many_window_values
 from tests.conftest import BASE_TIME, node_event
 
 

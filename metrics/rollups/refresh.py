@@ -24,29 +24,42 @@ from dataclasses import dataclass
 from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
+from metrics.catalog import SUMS
 from metrics.models import (
-    DayHistogram, HourFuseReason, HourRollup, ReviewTarget, RolledProject, TraceSpan, Watermark,
+    DayHistogram,
+    HourFuseReason,
+    HourRollup,
+    ReviewTarget,
+    RolledProject,
+    TraceSpan,
+    Watermark,
 )
+from metrics.rollups.schema import (
+    AGENT_MASKS,
+    DIMENSIONS,
+    EVERY_DIMENSION,
+    FUSE,
+    FUSE_REASON_PAIRS,
+    MASKS,
+    NO_DIMENSIONS,
+    NODE,
+    PLACEHOLDERS,
+    PROJECT,
+    REVIEW,
+    REVIEW_TARGET_SQL,
+    TRACE,
+    bin_sql,
+    histogram_values_sql,
+    mask_columns,
+)
+from metrics.rules import COUNTED, FUSED, HIGH_UNCERTAINTY
 from provenance.bulk import is_postgres
-from provenance.models import Edge, Fuse, Node, Project, Review
 
-NODE, FUSE, PROJECT = Node._meta.db_table, Fuse._meta.db_table, Project._meta.db_table
-REVIEW, EDGE, TARGET = Review._meta.db_table, Edge._meta.db_table, ReviewTarget._meta.db_table
-ROLLUP, SPAN = HourRollup._meta.db_table, TraceSpan._meta.db_table
+TARGET, ROLLUP, SPAN = ReviewTarget._meta.db_table, HourRollup._meta.db_table, TraceSpan._meta.db_table
 HISTOGRAM, REASON = DayHistogram._meta.db_table, HourFuseReason._meta.db_table
-BLOCK, DOWNWEIGHT, ACCEPT = 3, 2, 1
-DIMENSIONS = ("agent_id", "step", "source_type", "round")
-# bit i of a mask: grouped by DIMENSIONS[i]
-MASKS = range(16)
-AGENT_MASKS = [mask for mask in MASKS if mask & 1]
 ADVISORY_LOCK = 0x6D657472  # "metr"
-BIN_SCALE = 20  # histogram bins are 0.05 wide
-METRIC_CLAMP = 1e12  # metric values are clamped so a bin always fits a bigint
-REASON_LENGTH = 200
-
-
-def mask_columns(mask: int) -> list[str]:
-    return [column for bit, column in enumerate(DIMENSIONS) if mask & (1 << bit)]
+# Summed per (hour, trace, dimensions), then per mask; traces and low_traces are counted apart.
+COUNTS = tuple(name for name in SUMS if name not in ("traces", "low_traces"))
 
 
 @dataclass
@@ -170,10 +183,6 @@ DIRTY_NODES = f"""
 """
 
 
-PLACEHOLDERS = {"agent_id": "''::varchar", "step": "''::varchar", "source_type": "''::varchar", "round": "NULL::int"}
-COUNTS = ("nodes", "confidence_count", "confidence_sum", "accepted", "downweighted", "fused", "failed")
-
-
 def recompute_hours(cursor, bounds: dict) -> None:
     cursor.execute(
         f"DELETE FROM {ROLLUP} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id AND r.hour = d.hour"
@@ -186,11 +195,8 @@ def recompute_hours(cursor, bounds: dict) -> None:
         CREATE TEMP TABLE metrics_trace_hours ON COMMIT DROP AS
         SELECT project_id, hour, trace_id, agent_id, step, source_type, round,
             COUNT(*)::int AS nodes, COUNT(confidence)::int AS confidence_count, COALESCE(SUM(confidence), 0) AS confidence_sum,
-            COALESCE(bool_or(confidence < threshold), false) AS low,
-            COUNT(*) FILTER (WHERE fuse_state = {ACCEPT})::int AS accepted,
-            COUNT(*) FILTER (WHERE fuse_state = {DOWNWEIGHT})::int AS downweighted,
-            COUNT(*) FILTER (WHERE fuse_state = {BLOCK})::int AS fused,
-            COUNT(*) FILTER (WHERE fuse_state = {BLOCK} OR is_error)::int AS failed
+            COALESCE(bool_or({HIGH_UNCERTAINTY.sql()}), false) AS low,
+            {", ".join(f"COUNT(*) FILTER (WHERE {rule.sql()})::int AS {name}" for name, rule in COUNTED.items())}
         FROM metrics_dirty_nodes
         GROUP BY project_id, hour, trace_id, agent_id, step, source_type, round
         """
@@ -249,9 +255,9 @@ def set_fused_runs(cursor, mask: int) -> None:
     cursor.execute(
         f"""
         WITH seq AS (
-            SELECT {key}, fuse_state = {BLOCK} AS fused,
+            SELECT {key}, {FUSED.sql()} AS fused,
                 row_number() OVER (PARTITION BY {key} {order}) AS pos,
-                row_number() OVER (PARTITION BY {key}, fuse_state = {BLOCK} {order}) AS state_pos,
+                row_number() OVER (PARTITION BY {key}, {FUSED.sql()} {order}) AS state_pos,
                 COUNT(*) OVER (PARTITION BY {key}) AS total
             FROM metrics_run_nodes
         ), runs AS (
@@ -276,7 +282,7 @@ def recompute_trace_spans(cursor, bounds: dict) -> None:
         CREATE TEMP TABLE metrics_touched_traces ON COMMIT DROP AS
         SELECT DISTINCT trace_id FROM {NODE} WHERE id > %(old_node)s AND id <= %(new_node)s
         UNION
-        SELECT id FROM provenance_trace WHERE project_id IN (SELECT project_id FROM metrics_rebuilt_projects)
+        SELECT id FROM {TRACE} WHERE project_id IN (SELECT project_id FROM metrics_rebuilt_projects)
         """,
         bounds,
     )
@@ -286,7 +292,7 @@ def recompute_trace_spans(cursor, bounds: dict) -> None:
         f"""
         CREATE TEMP TABLE metrics_presence ON COMMIT DROP AS
         SELECT DISTINCT n.project_id, n.trace_id, date_trunc('hour', n.timestamp, 'UTC') AS hour, n.agent_id, n.step,
-            n.source_type, n.round, COALESCE(n.confidence < p.high_uncertainty_threshold, false) AS low
+            n.source_type, n.round, {HIGH_UNCERTAINTY.flag_sql('n', 'p.high_uncertainty_threshold')} AS low
         FROM metrics_touched_traces t
         JOIN {NODE} n ON n.trace_id = t.trace_id
         JOIN {PROJECT} p ON p.id = n.project_id
@@ -298,10 +304,10 @@ def recompute_trace_spans(cursor, bounds: dict) -> None:
         f"""
         WITH spanning AS (SELECT trace_id FROM metrics_presence GROUP BY trace_id HAVING COUNT(DISTINCT hour) > 1)
         INSERT INTO {SPAN} (project_id, trace_pk, hour, mask, agent_id, step, source_type, round, low)
-        SELECT project_id, trace_id, hour, 15, agent_id, step, source_type, round, low FROM metrics_presence
+        SELECT project_id, trace_id, hour, {EVERY_DIMENSION}, agent_id, step, source_type, round, low FROM metrics_presence
         WHERE trace_id IN (SELECT trace_id FROM spanning)
         UNION ALL
-        SELECT project_id, trace_id, hour, 0, '', '', '', NULL, bool_or(low) FROM metrics_presence
+        SELECT project_id, trace_id, hour, {NO_DIMENSIONS}, {", ".join(PLACEHOLDERS.values())}, bool_or(low) FROM metrics_presence
         WHERE trace_id IN (SELECT trace_id FROM spanning) GROUP BY project_id, trace_id, hour
         """
     )
@@ -340,44 +346,13 @@ def resolve_review_targets(cursor, bounds: dict) -> None:
     cursor.execute("DROP TABLE metrics_touched_traces, metrics_stale_reviews")
 
 
-# The node a review judges (see metrics.reviewed): the named product, else the
-# trace's newest final_answer node, else its newest node nothing in it consumed.
-REVIEW_TARGET_SQL = f"""
-    CASE WHEN {{review}}.product_id <> '' THEN
-        (SELECT t.id FROM {NODE} t WHERE t.project_id = {{review}}.project_id
-            AND t.product_id = {{review}}.product_id {{limit}})
-    ELSE COALESCE(
-        (SELECT t.id FROM {NODE} t WHERE t.trace_id = {{review}}.trace_id AND t.source_type = 'final_answer' {{limit}}
-            ORDER BY t.timestamp DESC, t.id DESC LIMIT 1),
-        (SELECT t.id FROM {NODE} t WHERE t.trace_id = {{review}}.trace_id {{limit}}
-            AND NOT EXISTS (SELECT 1 FROM {EDGE} e WHERE e.trace_id = {{review}}.trace_id
-                            AND e.parent_product_id = t.product_id)
-            ORDER BY t.timestamp DESC, t.id DESC LIMIT 1))
-    END
-"""
-
-
-HISTOGRAM_VALUES = f"""
-    SELECT n.project_id, n.timestamp, n.agent_id, n.step, n.source_type, n.round, '' AS metric,
-           n.confidence AS x
-    FROM {NODE} n WHERE {{where}} AND n.confidence IS NOT NULL
-    UNION ALL
-    SELECT n.project_id, n.timestamp, n.agent_id, n.step, n.source_type, n.round, kv.key,
-           GREATEST(LEAST(kv.value::numeric, {METRIC_CLAMP}), -{METRIC_CLAMP})::float8 AS x
-    FROM {NODE} n CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(n.metrics) = 'object'
-                                                     THEN n.metrics ELSE '{{{{}}}}'::jsonb END) AS kv
-    WHERE {{where}} AND jsonb_typeof(kv.value) = 'number'
-"""
-HISTOGRAM_GROUP = f"""
-    SELECT project_id, date_trunc('day', timestamp, 'UTC') AS day, agent_id, step, source_type, round, metric,
-           floor(x * {BIN_SCALE})::bigint AS bin, COUNT(*) AS n
-    FROM ({{values}}) AS v GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
-"""
-
-
 def add_histograms(cursor, bounds: dict) -> None:
     where = "n.id > %(old_node)s AND n.id <= %(new_node)s"
-    grouped = HISTOGRAM_GROUP.format(values=HISTOGRAM_VALUES.format(where=where))
+    grouped = f"""
+        SELECT project_id, date_trunc('day', timestamp, 'UTC') AS day, agent_id, step, source_type, round, metric,
+               {bin_sql("x")} AS bin, COUNT(*) AS n
+        FROM ({histogram_values_sql(where)}) AS v GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+    """
     cursor.execute(
         f"""
         INSERT INTO {HISTOGRAM} AS h (project_id, day, agent_id, step, source_type, round, metric, bin, n)
@@ -387,13 +362,6 @@ def add_histograms(cursor, bounds: dict) -> None:
         """,
         bounds,
     )
-
-
-FUSE_REASON_PAIRS = f"""
-    SELECT n.project_id, date_trunc('hour', n.timestamp, 'UTC') AS hour, n.agent_id, n.step, n.source_type, n.round,
-           f.decision, left(f.reason, {REASON_LENGTH}) AS reason
-    FROM {FUSE} f JOIN {NODE} n ON n.project_id = f.project_id AND n.product_id = f.product_id
-"""
 
 
 def add_fuse_reasons(cursor, bounds: dict) -> None:

@@ -18,6 +18,8 @@
 import math
 from dataclasses import dataclass, field
 
+from metrics.rollups.schema import is_metric_value
+
 BINS = 10
 
 
@@ -118,16 +120,12 @@ def correlations(judged: list[Judged]) -> list[dict]:
     wrong = [float(not j.correct) for j in judged]
     found = [{"name": "uncertainty (1 − confidence)", "count": len(judged),
               "correlation": pearson([1 - j.confidence for j in judged], wrong)}]
-    names = sorted({name for j in judged for name, value in j.metrics.items() if is_number(value)})
+    names = sorted({name for j in judged for name, value in j.metrics.items() if is_metric_value(value)})
     for name in names:
-        pairs = [(float(j.metrics[name]), float(not j.correct)) for j in judged if is_number(j.metrics.get(name))]
+        pairs = [(float(j.metrics[name]), float(not j.correct)) for j in judged if is_metric_value(j.metrics.get(name))]
         found.append({"name": name, "count": len(pairs),
                       "correlation": pearson([p[0] for p in pairs], [p[1] for p in pairs])})
     return found
-
-
-def is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def summary(judged: list[Judged]) -> dict:

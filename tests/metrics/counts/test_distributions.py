@@ -5,9 +5,11 @@ from datetime import timedelta
 
 import pytest
 
-from metrics import histograms, reasons, shape
-from metrics.figures import Filters, Question
-from metrics.refresh import refresh_rollups
+from metrics.counts import fuse_reasons, histograms
+from metrics.questions import Filters, Question
+from metrics.rollups.refresh import refresh_rollups
+from metrics.rollups.schema import bin_of
+from metrics.stats import bimodality
 from tests.conftest import BASE_TIME, fuse_event, node_event
 from tests.metrics.traffic import late_fuse_events, post_in_batches, random_filters, workflow_events
 
@@ -57,7 +59,7 @@ def test_histograms_and_fuse_reasons_from_rollups_equal_the_raw_scan(project, in
         for question in random_questions(seed=44):
             assert histograms.counts(project, question) == histograms.counts(project, question, use_rollups=False), when
             plain = Question(question.start, question.end, question.filters, by=question.by)
-            assert reasons.counts(project, plain) == reasons.counts(project, plain, use_rollups=False), when
+            assert fuse_reasons.counts(project, plain) == fuse_reasons.counts(project, plain, use_rollups=False), when
         refresh_rollups()
 
 
@@ -82,14 +84,14 @@ def test_top_fuse_reasons_count_inline_and_late_decisions(api, ingest):
 def grid(values) -> dict[int, int]:
     bins: dict[int, int] = {}
     for value in values:
-        bins[histograms.bin_of(value)] = bins.get(histograms.bin_of(value), 0) + 1
+        bins[bin_of(value)] = bins.get(bin_of(value), 0) + 1
     return bins
 
 
 def test_a_split_task_is_flagged_bimodal():
     rng = random.Random(1)
     split = [rng.gauss(0.2, 0.05) for _ in range(300)] + [rng.gauss(0.8, 0.05) for _ in range(300)]
-    described = shape.describe(grid(split))
+    described = bimodality.describe(grid(split))
     assert described.bimodal and described.peaks == 2
     assert described.bimodality_coefficient > 5 / 9
 
@@ -100,12 +102,12 @@ def test_a_split_task_is_flagged_bimodal():
     [random.Random(4).uniform(0, 1) for _ in range(40)],  # flat and few
 ])
 def test_one_mode_is_not_flagged(values):
-    assert not shape.describe(grid(values)).bimodal
+    assert not bimodality.describe(grid(values)).bimodal
 
 
 def test_too_few_values_are_never_flagged():
-    assert not shape.describe(grid([0.1] * 5 + [0.9] * 5)).bimodal
-    assert shape.describe({}).count == 0
+    assert not bimodality.describe(grid([0.1] * 5 + [0.9] * 5)).bimodal
+    assert bimodality.describe({}).count == 0
 
 
 def test_filters_and_splits_narrow_the_histograms(api, ingest):

@@ -5,9 +5,9 @@ import math
 
 import pytest
 
-from metrics import calibration
-from metrics.calibration import Judged
-from metrics.reviewed import judged_nodes
+from metrics.counts.judged_reviews import judged_nodes
+from metrics.stats import calibration
+from metrics.stats.calibration import Judged
 from provenance.models import Trace
 from provenance.reading import final_answer
 from tests.conftest import BASE_TIME, node_event, review_event
@@ -91,7 +91,7 @@ def test_the_calibration_endpoint_reports_counts_and_filters(api, reviewed):
 
 
 def test_targets_follow_nodes_that_arrive_after_the_refresh(project, ingest):
-    from metrics.refresh import refresh_rollups
+    from metrics.rollups.refresh import refresh_rollups
 
     ingest(node_event("a", "t1", seconds=1, confidence=0.9), review_event("t1", "incorrect"),
            review_event("t1", "correct", product_id="late-node", event_id="r-late"))
@@ -108,7 +108,7 @@ def test_targets_follow_nodes_that_arrive_after_the_refresh(project, ingest):
 
 
 def test_resolving_every_review_afresh_agrees_with_the_kept_targets(project, reviewed):
-    from metrics.refresh import refresh_rollups
+    from metrics.rollups.refresh import refresh_rollups
 
     refresh_rollups()
     window = (BASE_TIME, BASE_TIME.replace(day=21))

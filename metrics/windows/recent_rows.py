@@ -1,10 +1,13 @@
-"""The raw edges of a batch of questions: the nodes no rollup covers (partial
-hours at a window's ends, hours touched since the last refresh), fetched once.
+"""The rows of a batch of questions that no rollup covers, fetched once: the
+recent ones (hours touched since the last refresh, the current hour) and the
+partial hours at a window's start.
 
-For questions not split by a dimension, the rows matching a filter set are
-indexed once (prefix sums, per-agent run lengths), so each window over them
-costs a few bisections and C-speed slices instead of a Python loop per node:
-an alert tick asks hundreds of short windows over the same recent rows.
+Each row carries the rules of metrics.rules as flags computed by the query,
+so this module only adds them up. For questions not split by a dimension,
+the rows matching a filter set are indexed once (prefix sums, per-agent run
+lengths), so each window over them costs a few bisections and C-speed slices
+instead of a Python loop per node: an alert tick asks hundreds of short
+windows over the same recent rows.
 """
 
 from bisect import bisect_left
@@ -14,19 +17,26 @@ from itertools import accumulate
 
 from django.db import connection
 
-from metrics.figures import DIMENSIONS
-from metrics.runs import ONE_CLEAR, ONE_FUSED, Run
-from provenance.models import FuseDecision, Node
+from metrics.rollups.schema import DIMENSIONS, NODE
+from metrics.rollups.sql import intervals_sql
+from metrics.rules import COUNTED, HIGH_UNCERTAINTY
+from metrics.windows.fused_runs import ONE_CLEAR, ONE_FUSED, Run
 
-BLOCK, DOWNWEIGHT, ACCEPT = int(FuseDecision.BLOCK), int(FuseDecision.DOWNWEIGHT), int(FuseDecision.ACCEPT)
-NODE = Node._meta.db_table
 # The timestamp travels as epoch seconds: a float loads far faster than a
 # timestamptz, and µs-precise instants stay exact in a double.
-COLUMNS = ("EXTRACT(EPOCH FROM timestamp)::float8, id, trace_id, agent_id, step, source_type, round, confidence, "
-           "fuse_state, is_error")
-TS, TRACE, AGENT, CONFIDENCE, STATE, ERROR = 0, 2, 3, 7, 8, 9
-DIMENSION_INDEX = {"agent_id": 3, "step": 4, "source_type": 5, "round": 6}
-COUNTED = ("confidence_count", "confidence_sum", "accepted", "downweighted", "fused", "failed")
+COLUMNS = ("EXTRACT(EPOCH FROM timestamp)::float8", "id", "trace_id", *DIMENSIONS, "confidence",
+           *(rule.flag_sql() for rule in COUNTED.values()), HIGH_UNCERTAINTY.flag_sql(threshold="%s"))
+TS, TRACE, CONFIDENCE = 0, 2, 3 + len(DIMENSIONS)
+DIMENSION_INDEX = {column: 3 + i for i, column in enumerate(DIMENSIONS)}
+AGENT = DIMENSION_INDEX["agent_id"]
+FLAG_INDEX = {name: CONFIDENCE + 1 + i for i, name in enumerate(COUNTED)}
+FUSED_FLAG = FLAG_INDEX["fused"]
+LOW = CONFIDENCE + 1 + len(COUNTED)
+
+
+def select_sql(where: str) -> str:
+    """The rows of `where`, as this module reads them; the first parameter is the project's threshold."""
+    return f"SELECT {', '.join(COLUMNS)} FROM {NODE} WHERE {where}"
 
 
 def merge(intervals: list[tuple]) -> list[tuple]:
@@ -69,28 +79,25 @@ def sequences(rows: list[tuple]) -> dict[str, AgentSequence]:
     times, fused = defaultdict(list), defaultdict(list)
     for row in rows:
         times[row[AGENT]].append(row[TS])
-        fused[row[AGENT]].append(row[STATE] == BLOCK)
+        fused[row[AGENT]].append(row[FUSED_FLAG])
     return {agent: AgentSequence(times[agent], fused[agent]) for agent in times}
 
 
-class EdgeView:
-    """The edge rows matching one filter set, as columns and prefix sums."""
+class RecentView:
+    """The recent rows matching one filter set, as columns and prefix sums."""
 
-    def __init__(self, rows: list[tuple], threshold: float, agents=None):
+    def __init__(self, rows: list[tuple], agents=None):
         self.rows = rows
         self._agents = agents  # a callable giving the per-agent sequences, when they can be shared
-        columns = list(zip(*rows)) or [()] * 10
+        columns = list(zip(*rows)) or [()] * len(COLUMNS)
         self.times = list(columns[TS])
         self.traces = list(columns[TRACE])
-        confidence, state, error = columns[CONFIDENCE], columns[STATE], columns[ERROR]
-        self.low = [t if c is not None and c < threshold else None for t, c in zip(self.traces, confidence)]
+        confidence = columns[CONFIDENCE]
+        self.low = [t if low else None for t, low in zip(self.traces, columns[LOW])]
         counted = {
             "confidence_count": [c is not None for c in confidence],
             "confidence_sum": [c or 0.0 for c in confidence],
-            "accepted": [s == ACCEPT for s in state],
-            "downweighted": [s == DOWNWEIGHT for s in state],
-            "fused": [s == BLOCK for s in state],
-            "failed": [s == BLOCK or e for s, e in zip(state, error)],
+            **{name: columns[index] for name, index in FLAG_INDEX.items()},
         }
         self.prefix = {name: list(accumulate(values, initial=0)) for name, values in counted.items()}
 
@@ -102,18 +109,18 @@ class EdgeView:
         return self._agents
 
     def add(self, group, start: datetime, end: datetime, with_runs: bool) -> None:
-        """Folds the rows in [start, end) into `group` (a metrics.windows.Group)."""
+        """Folds the rows in [start, end) into `group` (a metrics.windows.totals.Group)."""
         start_at, end_at = start.timestamp(), end.timestamp()
         i, j = bisect_left(self.times, start_at), bisect_left(self.times, end_at)
         if i == j:
             return
         sums = group.sums
         sums["nodes"] += j - i
-        for name in COUNTED:
-            sums[name] += self.prefix[name][j] - self.prefix[name][i]
-        group.edge_traces.update(self.traces[i:j])
-        group.edge_low.update(self.low[i:j])
-        group.edge_low.discard(None)
+        for name, prefix in self.prefix.items():
+            sums[name] += prefix[j] - prefix[i]
+        group.recent_traces.update(self.traces[i:j])
+        group.recent_low.update(self.low[i:j])
+        group.recent_low.discard(None)
         if with_runs:
             for agent, sequence in self.agents().items():
                 run = sequence.run(start_at, end_at)
@@ -121,34 +128,33 @@ class EdgeView:
                     group.runs[agent].append((start, run))
 
 
-class EdgeRows:
-    """Every edge row of a batch, in (timestamp, id) order, with a view per filter set."""
+class RecentRows:
+    """Every recent row of a batch, in (timestamp, id) order, with a view per filter set."""
 
-    def __init__(self, rows: list[tuple], threshold: float):
+    def __init__(self, rows: list[tuple]):
         self.rows = rows
         self.times = [row[TS] for row in rows]
-        self.threshold = threshold
         self._by_value: dict[str, dict] = {}
-        self._views: dict[tuple, EdgeView] = {}
+        self._views: dict[tuple, RecentView] = {}
         self._sequences: dict[str, AgentSequence] = {}
 
     @classmethod
-    def fetch(cls, project, intervals: list[tuple]) -> "EdgeRows":
+    def fetch(cls, project, intervals: list[tuple]) -> "RecentRows":
         merged = merge(intervals)
         if not merged:
-            return cls([], project.high_uncertainty_threshold)
-        ranges = " OR ".join(["(timestamp >= %s AND timestamp < %s)"] * len(merged))
+            return cls([])
+        ranges, range_params = intervals_sql("timestamp", merged)
         with connection.cursor() as cursor:
             cursor.execute(
-                f"SELECT {COLUMNS} FROM {NODE} WHERE project_id = %s AND ({ranges}) ORDER BY timestamp, id",
-                [project.pk, *[moment for interval in merged for moment in interval]],
+                select_sql(f"project_id = %s AND {ranges}") + " ORDER BY timestamp, id",
+                [project.high_uncertainty_threshold, project.pk, *range_params],
             )
-            return cls(cursor.fetchall(), project.high_uncertainty_threshold)
+            return cls(cursor.fetchall())
 
     def between(self, start: datetime, end: datetime) -> list[tuple]:
         return self.rows[bisect_left(self.times, start.timestamp()):bisect_left(self.times, end.timestamp())]
 
-    def view(self, dimensions: dict) -> EdgeView:
+    def view(self, dimensions: dict) -> RecentView:
         key = tuple(sorted(dimensions.items()))
         if key not in self._views:
             rows = self.rows
@@ -164,14 +170,14 @@ class EdgeRows:
                 shared = lambda: {agent: self.sequence(agent) for agent in self.by_value("agent_id")}  # noqa: E731
             elif list(dimensions) == ["agent_id"]:
                 shared = lambda: {dimensions["agent_id"]: self.sequence(dimensions["agent_id"])}  # noqa: E731
-            self._views[key] = EdgeView(rows, self.threshold, shared)
+            self._views[key] = RecentView(rows, shared)
         return self._views[key]
 
     def sequence(self, agent: str) -> AgentSequence:
-        """All of one agent's edge rows, shared by the views that keep them all."""
+        """All of one agent's recent rows, shared by the views that keep them all."""
         if agent not in self._sequences:
             rows = self.by_value("agent_id").get(agent, [])
-            self._sequences[agent] = AgentSequence([r[TS] for r in rows], [r[STATE] == BLOCK for r in rows])
+            self._sequences[agent] = AgentSequence([r[TS] for r in rows], [r[FUSED_FLAG] for r in rows])
         return self._sequences[agent]
 
     def by_value(self, column: str) -> dict:
@@ -183,50 +189,44 @@ class EdgeRows:
         return self._by_value[column]
 
 
-def add_split_by(question, pieces, edges: EdgeRows, groups, with_runs: bool) -> None:
-    """Questions split by a dimension: one pass over their edge rows."""
-    threshold = edges.threshold
+def add_split_by(question, pieces, recent: RecentRows, groups, with_runs: bool) -> None:
+    """Questions split by a dimension: one pass over their recent rows."""
     wanted = [(DIMENSION_INDEX[column], value) for column, value in question.filters.dimensions.items()]
     by = DIMENSION_INDEX[question.by]
+    flags = list(FLAG_INDEX.items())
     for piece in pieces:
-        for start, end in piece.edges:
+        for start, end in piece.recent:
             sequences = defaultdict(list)
-            for row in edges.between(start, end):
+            for row in recent.between(start, end):
                 if not all(row[index] == value for index, value in wanted):
                     continue
                 key = (piece.key, row[by])
                 group = groups[key]
                 sums = group.sums
                 sums["nodes"] += 1
-                group.edge_traces.add(row[TRACE])
+                group.recent_traces.add(row[TRACE])
                 confidence = row[CONFIDENCE]
                 if confidence is not None:
                     sums["confidence_count"] += 1
                     sums["confidence_sum"] += confidence
-                    if confidence < threshold:
-                        group.edge_low.add(row[TRACE])
-                state = row[STATE]
-                sums["accepted"] += state == ACCEPT
-                sums["downweighted"] += state == DOWNWEIGHT
-                sums["fused"] += state == BLOCK
-                sums["failed"] += state == BLOCK or bool(row[ERROR])
+                if row[LOW]:
+                    group.recent_low.add(row[TRACE])
+                for name, index in flags:
+                    sums[name] += row[index]
                 if with_runs:
-                    sequences[(key, row[AGENT])].append(ONE_FUSED if state == BLOCK else ONE_CLEAR)
-            for (key, agent), flags in sequences.items():
+                    sequences[(key, row[AGENT])].append(ONE_FUSED if row[FUSED_FLAG] else ONE_CLEAR)
+            for (key, agent), runs in sequences.items():
                 run = Run()
-                for one in flags:
+                for one in runs:
                     run = run.then(one)
                 groups[key].runs[agent].append((start, run))
 
 
-def add(question, pieces, edges: EdgeRows, groups) -> None:
+def add(question, pieces, recent: RecentRows, groups) -> None:
     if question.by:
-        add_split_by(question, pieces, edges, groups, question.needs_runs)
+        add_split_by(question, pieces, recent, groups, question.needs_runs)
         return
-    view = edges.view(question.filters.dimensions)
+    view = recent.view(question.filters.dimensions)
     for piece in pieces:
-        for start, end in piece.edges:
+        for start, end in piece.recent:
             view.add(groups[(piece.key, None)], start, end, question.needs_runs)
-
-
-assert set(DIMENSION_INDEX) == set(DIMENSIONS)
