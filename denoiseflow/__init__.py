@@ -10,12 +10,15 @@ the dashboard over its public HTTP API.
 """
 
 from denoiseflow.fuse import ACCEPT, BLOCK, DOWNWEIGHT, ConfidenceFuse, Thresholds, Verdict, normalize
+from denoiseflow.ladder import Feedback, GuardResult, Output, guard
+from denoiseflow.policy_client import Policy, PolicyClient, policy, policy_client
 from denoiseflow.recorder import NodeRef, Recorder, configure, flush, fuse, get_recorder, new_id, record, review
 from denoiseflow.redundancy import RedundantResult, diversity, run_redundant, text_similarity
 from denoiseflow.transport import HttpTransport, Reply, TransportError
 
 __all__ = [
-    "ACCEPT", "BLOCK", "DOWNWEIGHT", "ConfidenceFuse", "HttpTransport", "NodeRef", "Recorder", "RedundantResult",
+    "ACCEPT", "BLOCK", "DOWNWEIGHT", "ConfidenceFuse", "Feedback", "GuardResult", "HttpTransport", "NodeRef",
+    "Output", "Policy", "PolicyClient", "Recorder", "RedundantResult", "guard", "policy", "policy_client",
     "Reply", "Thresholds", "TransportError", "Verdict", "configure", "diversity", "flush", "fuse", "get_recorder",
     "new_id", "normalize", "record", "review", "run_redundant", "text_similarity",
 ]

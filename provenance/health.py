@@ -20,7 +20,7 @@ from django.db import connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from provenance import dag_faults
+from provenance import dag_faults, limits
 from provenance.bulk import is_postgres
 from provenance.models import FindingKind, HealthFinding, HealthReport, Node, Project
 
@@ -126,7 +126,8 @@ def findings_by_kind(report: HealthReport, limit: int) -> list[dict]:
 
 def _run(project: Project, now: datetime) -> HealthReport:
     report = HealthReport.objects.create(project=project, checked_at=now, started_at=timezone.now())
-    dag_faults.find_all(report.pk, project.pk, now, settings.HEALTH_BROKEN_LINK_GRACE_SECONDS)
+    dag_faults.find_all(report.pk, project.pk, now, settings.HEALTH_BROKEN_LINK_GRACE_SECONDS,
+                        limits.round_limit(project.pk))
     found = dict(
         HealthFinding.objects.filter(report=report).order_by().values_list("kind").annotate(n=Count("pk"))
     )
