@@ -34,9 +34,6 @@ class RuleResult:
     holds: list[bool]
     holding: bool
 
-    def as_values(self, conditions: list[Condition]) -> list[dict]:
-        return [{"metric": c.metric, "value": v} for c, v in zip(conditions, self.values)]
-
 
 def _windows(condition: Condition, now: datetime) -> list[tuple]:
     current = (now - condition.window, now, condition.filters)

@@ -1,7 +1,6 @@
 from django.urls import path
 
-from provenance.api import ingest_views, trace_views
-from provenance.api import health_views
+from provenance.api import health_views, ingest_views, trace_views
 
 urlpatterns = [
     path("ingest", ingest_views.IngestView.as_view(), name="api-ingest"),
