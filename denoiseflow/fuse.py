@@ -30,6 +30,7 @@ REASONS = {
     CONFIDENCE_UNKNOWN: "confidence unknown",
 }
 NAMED_SCALES = {"unit": 1.0, "percent": 100.0}
+MAX_CACHED = 4096
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,8 @@ class ConfidenceFuse:
     # With a policy (see from_policy), thresholds come from its current copy instead.
     policy: object = None
     profile: str = "default"
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _cached_for: object = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_policy(cls, profile: str = "default", client=None, **options) -> "ConfidenceFuse":
@@ -132,16 +135,34 @@ class ConfidenceFuse:
 
     def resolve(self, agent_type: str = "", step: str = "") -> tuple[Resolved, int | None]:
         """(accept, block, rule) for this agent and step, and the policy version they come from."""
-        if self.policy is not None:
-            current = self.policy.get()
-            return current.thresholds(agent_type, step, self.profile), current.version
-        matched, limits = self.thresholds_for(agent_type)
-        return Resolved(limits.accept, limits.block, f"by_agent_type:{matched}" if matched else "profile"), None
+        limits, version, _, _ = self._resolved(agent_type, step)
+        return limits, version
 
-    def decide(self, confidence: float | None, *, scale=1.0, agent_type: str = "", step: str = "") -> Verdict:
-        limits, version = self.resolve(agent_type, step)
+    def _resolved(self, agent_type: str, step: str) -> tuple:
+        """(limits, version, matched name, reason suffix), kept per agent and
+        step until the policy copy changes: deciding is on every agent's hot path."""
+        current = self.policy.get() if self.policy is not None else None
+        if current is not self._cached_for:
+            self._cache.clear()
+            self._cached_for = current
+        found = self._cache.get((agent_type, step))
+        if found is not None:
+            return found
+        if current is not None:
+            limits, version = current.thresholds(agent_type, step, self.profile), current.version
+        else:
+            matched, plain = self.thresholds_for(agent_type)
+            limits = Resolved(plain.accept, plain.block, f"by_agent_type:{matched}" if matched else "profile")
+            version = None
         matched = limits.rule.partition(":")[2]
         who = f" ({'step ' if limits.rule.startswith('by_step') else ''}{matched})" if matched else ""
+        if len(self._cache) >= MAX_CACHED:
+            self._cache.clear()
+        found = self._cache[(agent_type, step)] = (limits, version, matched, who)
+        return found
+
+    def decide(self, confidence: float | None, *, scale=1.0, agent_type: str = "", step: str = "") -> Verdict:
+        limits, version, matched, who = self._resolved(agent_type, step)
         if confidence is None or (isinstance(confidence, float) and math.isnan(confidence)):
             return Verdict(self.on_unknown, None, REASONS[CONFIDENCE_UNKNOWN] + who, None, matched,
                            CONFIDENCE_UNKNOWN, version, limits.rule)
