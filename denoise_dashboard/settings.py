@@ -14,7 +14,7 @@ from django.utils.csp import CSP
 from denoise_dashboard.env import envbool, envdatabase, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = BASE_DIR / "var"
+VAR_DIR = Path(envstr("VAR_DIR", str(BASE_DIR / "var")))
 
 SECRET_KEY = envstr("SECRET_KEY", "dev-only-insecure-key-change-me")
 DEBUG = envbool("DEBUG", False)
@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "provenance",
     "metrics",
     "alerts",
+    "evals",
     "policy",
     "demo",
 ]
@@ -113,6 +114,17 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 EMBEDDED_SCHEDULER = envbool("EMBEDDED_SCHEDULER", not REDIS_URL)
+
+# --- Serving (manage.py serve) ---
+# Behind a TLS-terminating proxy: believe its X-Forwarded-Proto (secure cookies,
+# HSTS) and X-Forwarded-For (the client address the throttles count) when it
+# connects from one of FORWARDED_ALLOW_IPS. Off by default: a client talking to
+# the server directly must not be able to claim another address.
+TRUST_PROXY_HEADERS = envbool("TRUST_PROXY_HEADERS", False)
+FORWARDED_ALLOW_IPS = envlist("FORWARDED_ALLOW_IPS", ["127.0.0.1", "::1"])
+if TRUST_PROXY_HEADERS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SERVE_ACCESS_LOG = envbool("SERVE_ACCESS_LOG", False)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

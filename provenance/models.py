@@ -119,6 +119,11 @@ class Node(models.Model):
     confidence_raw = models.FloatField(null=True)
     confidence_scale = models.FloatField(default=1.0)
     round = models.IntegerField(null=True)
+    retry_of = models.CharField(
+        max_length=255, blank=True, default="",
+        help_text="The product id of the fused node this one replaces (kept like a parent: it may arrive later).",
+    )
+    attempt = models.IntegerField(null=True, help_text="1-based attempt number of a retried step.")
     is_error = models.BooleanField(default=False)
     fuse_state = models.SmallIntegerField(choices=FuseDecision.choices, default=FuseDecision.NONE)
     metrics = models.JSONField(default=dict)
@@ -176,6 +181,8 @@ class Fuse(models.Model):
     event_id = models.CharField(max_length=255)
     decision = models.SmallIntegerField(choices=FuseDecision.choices)
     reason = models.TextField(blank=True, default="")
+    reason_code = models.CharField(max_length=64, blank=True, default="", help_text="A short stable code to group reasons by.")
+    policy_version = models.IntegerField(null=True, help_text="The fuse policy version that made the decision.")
     threshold = models.FloatField(null=True)
     by_agent_id = models.CharField(max_length=255, blank=True, default="")
     inline = models.BooleanField(default=False, help_text="Sent inside the node event itself.")
@@ -212,6 +219,37 @@ class Review(models.Model):
         return f"{self.verdict} {self.trace_id}"
 
 
+class Escalation(models.Model):
+    """The workflow handed a node to a person. Open until a review of that node,
+    or of its trace as a whole, arrives; that review closes it."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
+    trace = models.ForeignKey(Trace, models.CASCADE, related_name="escalations")
+    product_id = models.CharField(max_length=255)
+    event_id = models.CharField(max_length=255)
+    reason = models.TextField(blank=True, default="")
+    by_agent_id = models.CharField(max_length=255, blank=True, default="")
+    timestamp = models.DateTimeField()
+    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_by_review = models.ForeignKey(Review, models.SET_NULL, null=True, blank=True, related_name="closed_escalations")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["project", "timestamp"], name="escalation_project_time"),
+            models.Index(fields=["project", "product_id"], name="escalation_product"),
+            models.Index(
+                fields=["project", "-timestamp"], name="escalation_open", condition=models.Q(closed_at__isnull=True)
+            ),
+        ]
+
+    def __str__(self):
+        return f"escalation {self.product_id}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.closed_at is None
+
+
 class IngestedEvent(models.Model):
     """The per-project record of accepted event ids that makes ingest idempotent.
 
@@ -224,9 +262,6 @@ class IngestedEvent(models.Model):
 
     def __str__(self):
         return self.event_id
-
-
-
 
 
 class FindingKind(models.TextChoices):
