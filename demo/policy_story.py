@@ -21,6 +21,7 @@ EVERY = timedelta(minutes=40)
 SPAN = timedelta(days=3)
 CHANGE_BEFORE_NOW = timedelta(hours=30)
 OPEN_FOR = timedelta(hours=6)  # escalations newer than this are left for the inbox
+STUCK = 3
 STRICT = {"default": {"accept": 0.8, "block": 0.5, "max_rounds": 5, "max_retries": 2, "escalate_after": 3,
                       "by_agent_type": {"retrieval": {"accept": 0.8, "block": 0.6}},
                       "by_step": {"refund_decision": {"accept": 0.9, "block": 0.7}}}}
@@ -41,15 +42,16 @@ def tell(recorder, project, now: datetime, scale: float = 1.0) -> int:
     before = version(project, STRICT, "demo agents start strict: retrieval block 0.6", "demo", start)
     after = version(project, RELAXED, "retrieval block 0.45 from Calibration ROC (AUC 0.83, Youden's J 0.52, "
                                       "212 reviews): 0.6 fused good fragments", "mia", change)
-    tickets, moment = 0, start + timedelta(minutes=7)
-    step = EVERY / scale
+    moments, moment = [], start + timedelta(minutes=7)
     while moment < now - timedelta(minutes=5):
-        current = after if moment >= change else before
-        ticket(recorder, f"story-{moment:%Y%m%d-%H%M}", moment, current, now)
-        tickets += 1
-        moment += step
+        moments.append(moment)
+        moment += EVERY / scale
+    for index, moment in enumerate(moments):
+        # The newest few tickets stump the retriever: their escalations wait in the inbox.
+        stuck = index >= len(moments) - STUCK
+        ticket(recorder, f"story-{moment:%Y%m%d-%H%M}", moment, after if moment >= change else before, now, stuck)
     runaway(recorder, now - timedelta(hours=9))
-    return tickets
+    return len(moments)
 
 
 def version(project, profiles: dict, note: str, who: str, at: datetime) -> store.Policy:
@@ -57,14 +59,14 @@ def version(project, profiles: dict, note: str, who: str, at: datetime) -> store
     return store.replace(project, profiles, note, who, PolicySource.DEMO, at=at)
 
 
-def ticket(recorder, trace_id: str, at: datetime, current: store.Policy, now: datetime) -> None:
+def ticket(recorder, trace_id: str, at: datetime, current: store.Policy, now: datetime, stuck: bool) -> None:
     rng = random.Random(trace_id)
     clock = Clock(at, rng)
     fuse = ConfidenceFuse(policy=Policy(current.version, current.profiles))
     question = recorder.record(trace_id, "gateway", "Where is my refund?", source_type="user_input",
                                step="user_input", timestamp=clock(), round=1)
     recent = now - at < OPEN_FOR
-    hard = rng.random() < (0.45 if recent else 0.08)
+    hard = stuck or rng.random() < 0.08
     base = rng.uniform(0.3, 0.95)
 
     def retrieve(feedback):
