@@ -10,10 +10,11 @@ import re
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from metrics.values import METRICS, Filters
+from metrics.values import ALL_METRICS, Filters
 
 HEALTH_FINDINGS = "health_findings"
-RULE_METRICS = (*METRICS, HEALTH_FINDINGS)
+ROUND_LIMIT_BREACHES = "round_limit_breaches"
+RULE_METRICS = (*ALL_METRICS, HEALTH_FINDINGS)
 FILTER_KEYS = ("agent_id", "step", "source_type")
 OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 MATCHES = ("all", "any")

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('provenance', '0004_fuse_loop'),
+        ('provenance', '0005_retention'),
     ]
 
     operations = [
