@@ -23,7 +23,7 @@ from django.db.models import Q
 from alerts import delivery, notifications
 from alerts.conditions import HEALTH_FINDINGS, Condition, relative_change, rule_holds, store_value
 from alerts.models import AlertEvent, AlertRule, RuleState
-from metrics.definitions import many_window_values
+from metrics.values import many_window_values
 from provenance.bulk import is_postgres
 from provenance.health import latest_finding_count
 

@@ -7,7 +7,7 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", include("provenance.api.urls")),
-    path("api/v1/", include("metrics.api_urls")),
+    path("api/v1/", include("metrics.api.urls")),
     path("api/v1/", include("alerts.api_urls")),
     path("api/v1/", include("evals.api_urls")),
     path("api/v1/", include("policy.api_urls")),
