@@ -110,3 +110,4 @@ def test_queue_lag_is_the_age_of_the_oldest_waiting_task():
 def lag_and_length(queue: str) -> tuple[float, int]:
     families = {f.name: f.samples for f in CeleryQueueLag(REDIS, [queue]).collect()}
     return families["denoise_celery_queue_lag_seconds"][0].value, int(families["denoise_celery_queue_length"][0].value)
+
