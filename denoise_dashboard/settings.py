@@ -110,6 +110,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "provenance.tasks.check_dag_health",
         "schedule": crontab(hour=3, minute=0),
     },
+    "apply-retention-nightly": {
+        "task": "provenance.tasks.apply_retention",
+        "schedule": crontab(hour=3, minute=30),
+    },
     "refresh-metric-rollups": {
         "task": "metrics.tasks.refresh_rollups",
         "schedule": 30.0,
@@ -184,6 +188,11 @@ REST_FRAMEWORK = {
 INGEST_MAX_EVENTS = 1000
 INGEST_MAX_BYTES = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BYTES + 1024 * 1024
+
+# Retention works in batches of this many nodes (summarizing) and traces
+# (deleting), each its own short transaction.
+RETENTION_BATCH_NODES = envint("RETENTION_BATCH_NODES", 5000)
+RETENTION_BATCH_TRACES = envint("RETENTION_BATCH_TRACES", 500)
 
 WEBHOOK_ALLOW_PRIVATE = envbool("WEBHOOK_ALLOW_PRIVATE", False)
 WEBHOOK_TIMEOUT_SECONDS = envint("WEBHOOK_TIMEOUT_SECONDS", 15)

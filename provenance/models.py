@@ -21,6 +21,16 @@ class Project(models.Model):
     )
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="projects")
     created_at = models.DateTimeField(default=timezone.now)
+    # Retention (provenance/retention/): None keeps forever.
+    trace_days = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Traces whose last activity is older than this many days are deleted."
+    )
+    full_content_days = models.PositiveIntegerField(
+        null=True, blank=True, help_text="After this many days, only nodes that matter keep their full text."
+    )
+    keep_full_below = models.FloatField(
+        default=0.8, help_text="Past full_content_days, nodes with a confidence below this keep their full text."
+    )
 
     class Meta:
         ordering = ["slug"]
@@ -130,6 +140,12 @@ class Node(models.Model):
     metadata = models.JSONField(default=dict)
     timestamp = models.DateTimeField()
     received_at = models.DateTimeField(default=timezone.now)
+    # Set by retention when content and raw_input were cut to their summary;
+    # the digests let a later copy of the full text be matched. Nullable, so the
+    # ingest's COPY leaves them out.
+    summarized_at = models.DateTimeField(null=True, blank=True)
+    content_sha256 = models.CharField(max_length=64, null=True, blank=True)
+    raw_input_sha256 = models.CharField(max_length=64, null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "product_id"], name="node_unique_per_project")]
@@ -148,6 +164,10 @@ class Node(models.Model):
     @property
     def status(self) -> str:
         return "error" if self.is_error else "ok"
+
+    @property
+    def content_tier(self) -> str:
+        return content_tier(self.summarized_at)
 
 
 class Edge(models.Model):
@@ -314,3 +334,37 @@ class HealthFinding(models.Model):
 
     def __str__(self):
         return f"{self.kind} {self.product_id}"
+
+
+def content_tier(summarized_at) -> str:
+    """`full`, or `summary` once retention cut the node's text (the API's word)."""
+    return "full" if summarized_at is None else "summary"
+
+
+class RetentionRun(models.Model):
+    """One run of the retention job over one project: what it did, for the
+    settings page. A run that never finished (the process died) stays
+    `running` until the next run marks it `interrupted`; the job is idempotent,
+    so that next run completes the work."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        FINISHED = "finished"
+        INTERRUPTED = "interrupted"
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="retention_runs")
+    as_of = models.DateTimeField(help_text="The instant the rules were applied as of (the job's --now).")
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    nodes_summarized = models.BigIntegerField(default=0)
+    traces_deleted = models.BigIntegerField(default=0)
+    nodes_deleted = models.BigIntegerField(default=0)
+    batches = models.IntegerField(default=0)
+    settings = models.JSONField(default=dict, help_text="The retention settings the run applied.")
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "-started_at"], name="retention_run_latest")]
+
+    def __str__(self):
+        return f"{self.project_id} retention @ {self.as_of:%Y-%m-%d %H:%M}"

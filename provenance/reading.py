@@ -17,6 +17,7 @@ from provenance.models import (
     Review,
     Trace,
     Verdict,
+    content_tier,
 )
 
 FUSE_NAMES = {int(choice): choice.label for choice in FuseDecision}
@@ -89,7 +90,7 @@ def parents_by_child(trace: Trace) -> dict[str, list[str]]:
 
 NODE_SUMMARY_FIELDS = (
     "pk", "product_id", "agent_id", "step", "source_type", "confidence", "confidence_raw", "fuse_state",
-    "is_error", "round", "timestamp", "retry_of", "attempt",
+    "is_error", "round", "timestamp", "retry_of", "attempt", "summarized_at",
 )
 
 
@@ -114,6 +115,7 @@ def node_summary(row: dict, parent_ids: list[str], trace_id: str) -> dict:
         "timestamp": isoformat(row["timestamp"]),
         "retry_of": row["retry_of"] or None,
         "attempt": row["attempt"],
+        "content_tier": content_tier(row["summarized_at"]),
     }
 
 
