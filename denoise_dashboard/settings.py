@@ -43,6 +43,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "denoise_dashboard.request_metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "denoise_dashboard.nul_guard.refuse_nul",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -177,7 +178,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["provenance.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["provenance.auth.HasProject"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["provenance.api.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": None,
@@ -188,6 +189,8 @@ REST_FRAMEWORK = {
 INGEST_MAX_EVENTS = 1000
 INGEST_MAX_BYTES = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BYTES + 1024 * 1024
+# Every other API body: larger is a 400.
+API_MAX_BODY_BYTES = INGEST_MAX_BYTES
 
 # Retention works in batches of this many nodes (summarizing) and traces
 # (deleting), each its own short transaction.
