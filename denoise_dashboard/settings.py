@@ -41,6 +41,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "denoise_dashboard.request_metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "denoise_dashboard.nul_guard.refuse_nul",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -95,6 +96,7 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TIMEZONE = envstr("TIME_ZONE", "UTC")
 CELERY_BEAT_SCHEDULE = {
     "evaluate-alerts-every-minute": {
@@ -230,3 +232,8 @@ WEBHOOK_MAX_ATTEMPTS = envint("WEBHOOK_MAX_ATTEMPTS", 8)
 # on the embedded SQLite default the raw read paths are used and nothing relies
 # on them, so the "not supported" notice is noise there.
 SILENCED_SYSTEM_CHECKS = ["models.W047"]
+
+# Prometheus: GET /metrics answers a project's figures, cached this long per
+# project; GET /ops/metrics the server's own, for whoever holds this token.
+PROMETHEUS_CACHE_SECONDS = envint("PROMETHEUS_CACHE_SECONDS", 5)
+OPS_METRICS_TOKEN = envstr("OPS_METRICS_TOKEN", "")
