@@ -106,10 +106,6 @@ def node_neighbours(node: Node) -> tuple[list[tuple[str, dict | None]], list[dic
     return [(pid, stored.get(pid)) for pid in parent_ids], children
 
 
-def fuses_of(node: Node) -> QuerySet:
-    return Fuse.objects.filter(project=node.project_id, product_id=node.product_id).order_by("timestamp", "pk")
-
-
 def reviews_of(node: Node, is_final: bool) -> QuerySet:
     """Reviews of this node; for a trace's final answer also those of the trace as a whole."""
     on_node = (Q(product_id=node.product_id) | Q(product_id="")) if is_final else Q(product_id=node.product_id)

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from provenance.models import Edge, FuseDecision, Node, Project, Review, Trace
+from provenance.models import Edge, Escalation, Fuse, FuseDecision, Node, Project, Review, Trace, content_tier
 from provenance.timestamps import utc_iso
 
 FUSE_NAMES = {int(choice): choice.label for choice in FuseDecision}
@@ -80,7 +80,7 @@ def parents_by_child(trace: Trace) -> dict[str, list[str]]:
 
 NODE_SUMMARY_FIELDS = (
     "pk", "product_id", "agent_id", "step", "source_type", "confidence", "confidence_raw", "fuse_state",
-    "is_error", "round", "timestamp",
+    "is_error", "round", "timestamp", "retry_of", "attempt", "summarized_at",
 )
 
 
@@ -99,6 +99,9 @@ def node_summary(row: dict, parent_ids: list[str], trace_id: str) -> dict:
         "round": row["round"],
         "parent_ids": parent_ids,
         "timestamp": utc_iso(row["timestamp"]),
+        "retry_of": row["retry_of"] or None,
+        "attempt": row["attempt"],
+        "content_tier": content_tier(row["summarized_at"]),
     }
 
 
@@ -128,3 +131,36 @@ def final_answer(trace: Trace) -> Node | None:
 def latest_verdict(trace: Trace) -> str | None:
     review = Review.objects.filter(trace=trace).order_by("-timestamp", "-pk").first()
     return review.verdict if review else None
+
+
+def fuses_of(node: Node) -> QuerySet:
+    return Fuse.objects.filter(project=node.project_id, product_id=node.product_id).order_by("timestamp", "pk")
+
+
+def fuse_summary(fuse: Fuse) -> dict:
+    return {
+        "decision": fuse.get_decision_display(),
+        "reason": fuse.reason,
+        "reason_code": fuse.reason_code or None,
+        "policy_version": fuse.policy_version,
+        "threshold": fuse.threshold,
+        "by_agent_id": fuse.by_agent_id,
+        "inline": fuse.inline,
+        "timestamp": utc_iso(fuse.timestamp),
+    }
+
+
+def escalations_of(node: Node) -> QuerySet:
+    return Escalation.objects.filter(project=node.project_id, trace=node.trace_id, product_id=node.product_id).order_by(
+        "timestamp", "pk"
+    )
+
+
+def escalation_summary(escalation: Escalation) -> dict:
+    return {
+        "reason": escalation.reason,
+        "by_agent_id": escalation.by_agent_id or None,
+        "timestamp": utc_iso(escalation.timestamp),
+        "open": escalation.is_open,
+        "closed_at": utc_iso(escalation.closed_at),
+    }
