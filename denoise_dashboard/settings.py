@@ -41,7 +41,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "denoise_dashboard.request_metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "denoise_dashboard.nul_guard.refuse_nul",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -94,6 +96,7 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TIMEZONE = envstr("TIME_ZONE", "UTC")
 CELERY_BEAT_SCHEDULE = {
     "evaluate-alerts-every-minute": {
@@ -175,7 +178,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["provenance.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["provenance.auth.HasProject"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["provenance.api.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": None,
@@ -186,6 +189,8 @@ REST_FRAMEWORK = {
 INGEST_MAX_EVENTS = 1000
 INGEST_MAX_BYTES = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BYTES + 1024 * 1024
+# Every other API body: larger is a 400.
+API_MAX_BODY_BYTES = INGEST_MAX_BYTES
 
 # Retention works in batches of this many nodes (summarizing) and traces
 # (deleting), each its own short transaction.
@@ -227,3 +232,8 @@ WEBHOOK_MAX_ATTEMPTS = envint("WEBHOOK_MAX_ATTEMPTS", 8)
 # on the embedded SQLite default the raw read paths are used and nothing relies
 # on them, so the "not supported" notice is noise there.
 SILENCED_SYSTEM_CHECKS = ["models.W047"]
+
+# Prometheus: GET /metrics answers a project's figures, cached this long per
+# project; GET /ops/metrics the server's own, for whoever holds this token.
+PROMETHEUS_CACHE_SECONDS = envint("PROMETHEUS_CACHE_SECONDS", 5)
+OPS_METRICS_TOKEN = envstr("OPS_METRICS_TOKEN", "")

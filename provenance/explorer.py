@@ -13,10 +13,12 @@ from urllib.parse import urlencode
 from django.urls import reverse
 
 from provenance import colors, dag, explorer_reads, folding, reading
+from provenance.json_limits import clip_depth
 from provenance.layout import arranged, layered
 from provenance.layout import depths as layout_depths
 from provenance.models import FuseDecision, Node, Project, Trace
 from provenance.timestamps import utc_iso
+from provenance.validation import MAX_DEPTH
 
 
 def trace_url(project: Project, trace_id: str, product_id: str | None = None) -> str:
@@ -395,8 +397,8 @@ def node_detail(project: Project, node: Node) -> dict:
         "content_tier": node.content_tier,
         "content_sha256": node.content_sha256,
         "raw_input_sha256": node.raw_input_sha256,
-        "metrics": node.metrics,
-        "metadata": node.metadata,
+        "metrics": clip_depth(node.metrics, MAX_DEPTH),
+        "metadata": clip_depth(node.metadata, MAX_DEPTH),
         "fuses": [reading.fuse_summary(fuse) for fuse in reading.fuses_of(node)],
         "escalations": [reading.escalation_summary(e) for e in reading.escalations_of(node)],
         "reviews": [

@@ -8,7 +8,9 @@ from rest_framework.views import APIView
 
 from provenance import explorer, reading
 from provenance.api.params import timestamp_param
+from provenance.json_limits import clip_depth
 from provenance.models import Node, Review, Trace
+from provenance.validation import MAX_DEPTH
 
 
 class TracePagination(PageNumberPagination):
@@ -103,8 +105,8 @@ class NodeDetailView(APIView):
                 "content_sha256": node.content_sha256,
                 "raw_input_sha256": node.raw_input_sha256,
                 "confidence_scale": node.confidence_scale,
-                "metrics": node.metrics,
-                "metadata": node.metadata,
+                "metrics": clip_depth(node.metrics, MAX_DEPTH),
+                "metadata": clip_depth(node.metadata, MAX_DEPTH),
                 "fuses": [reading.fuse_summary(fuse) for fuse in reading.fuses_of(node)],
                 "escalations": [reading.escalation_summary(e) for e in reading.escalations_of(node)],
                 "reviews": [
