@@ -2,6 +2,7 @@
 signed-in project member for the pages."""
 
 import itertools
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,6 +14,12 @@ from rest_framework.test import APIClient
 from provenance.models import Project
 
 _counter = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def own_limit_counters(settings):
+    """Each test counts rate limits and failed sign-ins in a namespace of its own."""
+    settings.LIMITS_KEY_PREFIX = f"test-{uuid.uuid4().hex}"
 
 
 @pytest.fixture
