@@ -97,14 +97,19 @@ def envdatabase(name: str, default_sqlite_path) -> dict:
         "OPTIONS": {
             # Django's native psycopg 3 pool: each worker keeps warm connections.
             # A request waits at most DB_POOL_TIMEOUT for one, so while the
-            # database is down it is answered 503 in about a second, not after
-            # a long hang; `check` replaces connections that died with the server,
-            # so the pool recovers on its own when the database is back.
+            # database is down it is answered 503 in under two seconds, not after
+            # a long hang; `check` replaces connections that died with the
+            # server, so the pool recovers on its own when the database is back.
             "pool": {
                 "min_size": 1,
                 "max_size": envint("DB_POOL_MAX", 10, minimum=1),
-                "timeout": envfloat("DB_POOL_TIMEOUT", 1.5),
+                "timeout": envfloat("DB_POOL_TIMEOUT", 1.0),
                 "check": _check_connection(),
+                # Reconnection attempts back off exponentially up to this long and
+                # then stop; the next request starts a fresh one. Short, so a
+                # pool that saw a long outage is not left waiting out a long
+                # backoff once the database is back.
+                "reconnect_timeout": 5,
             },
             "connect_timeout": envint("DB_CONNECT_TIMEOUT", 2, minimum=1),
         },
