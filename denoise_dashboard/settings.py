@@ -45,8 +45,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "denoise_dashboard.request_metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "denoise_dashboard.secure_cookies.SecureCookiesMiddleware",
+    "denoise_dashboard.nul_guard.refuse_nul",
     # Before anything reads the body or the database: a refused request costs a counter.
     "denoise_dashboard.limits.api.ApiRateLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -108,6 +110,7 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TIMEZONE = envstr("TIME_ZONE", "UTC")
 CELERY_BEAT_SCHEDULE = {
     "evaluate-alerts-every-minute": {
@@ -121,6 +124,10 @@ CELERY_BEAT_SCHEDULE = {
     "check-dag-health-nightly": {
         "task": "provenance.tasks.check_dag_health",
         "schedule": crontab(hour=3, minute=0),
+    },
+    "apply-retention-nightly": {
+        "task": "provenance.tasks.apply_retention",
+        "schedule": crontab(hour=3, minute=30),
     },
     "refresh-metric-rollups": {
         "task": "metrics.tasks.refresh_rollups",
@@ -207,7 +214,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["provenance.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["provenance.auth.HasProject"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["provenance.api.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": None,
@@ -218,6 +225,13 @@ REST_FRAMEWORK = {
 INGEST_MAX_EVENTS = 1000
 INGEST_MAX_BYTES = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BYTES + 1024 * 1024
+# Every other API body: larger is a 400.
+API_MAX_BODY_BYTES = INGEST_MAX_BYTES
+
+# Retention works in batches of this many nodes (summarizing) and traces
+# (deleting), each its own short transaction.
+RETENTION_BATCH_NODES = envint("RETENTION_BATCH_NODES", 5000)
+RETENTION_BATCH_TRACES = envint("RETENTION_BATCH_TRACES", 500)
 
 WEBHOOK_ALLOW_PRIVATE = envbool("WEBHOOK_ALLOW_PRIVATE", False)
 WEBHOOK_TIMEOUT_SECONDS = envint("WEBHOOK_TIMEOUT_SECONDS", 15, minimum=1)
@@ -258,3 +272,8 @@ if not SECURE_HSTS_INCLUDE_SUBDOMAINS:
     SILENCED_SYSTEM_CHECKS.append("security.W005")
 if not SECURE_HSTS_PRELOAD:
     SILENCED_SYSTEM_CHECKS.append("security.W021")
+
+# Prometheus: GET /metrics answers a project's figures, cached this long per
+# project; GET /ops/metrics the server's own, for whoever holds this token.
+PROMETHEUS_CACHE_SECONDS = envint("PROMETHEUS_CACHE_SECONDS", 5)
+OPS_METRICS_TOKEN = envstr("OPS_METRICS_TOKEN", "")

@@ -17,7 +17,6 @@ import logging
 import os
 import threading
 import time
-import uuid
 import weakref
 from collections import deque
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from datetime import UTC, datetime
 from denoiseflow import retry
 from denoiseflow.serialization import Encoding
 from denoiseflow.transport import HttpTransport, TransportError
-from denoiseflow.version import __version__
+from denoiseflow.version import USER_AGENT
 
 logger = logging.getLogger("denoiseflow")
 
@@ -36,7 +35,6 @@ INGEST_PATH = "/api/v1/ingest"
 MAX_BATCH_EVENTS = 1000
 MAX_BATCH_BYTES = 4 * 1024 * 1024
 GZIP_ABOVE_BYTES = 64 * 1024
-USER_AGENT = f"denoiseflow/{__version__}"
 
 
 @dataclass(frozen=True)
@@ -54,7 +52,8 @@ class NodeRef:
 
 
 def new_id(prefix: str = "") -> str:
-    return prefix + uuid.uuid4().hex
+    """128 random bits as 32 hex digits, like uuid4().hex at a fraction of its cost."""
+    return prefix + os.urandom(16).hex()
 
 
 def iso(timestamp) -> str:
@@ -210,7 +209,11 @@ class Recorder:
                 return False
             self._queue.append(data)
             self._ensure_thread()
-            self._cond.notify_all()
+            # Wake the sender only when it has something new to do: a first
+            # event to wait on, or a full batch. A wake-up per event costs the
+            # agent a thread switch per record().
+            if len(self._queue) == 1 or len(self._queue) == self.batch_size:
+                self._cond.notify_all()
         return True
 
     def _has_room(self) -> bool:

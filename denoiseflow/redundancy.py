@@ -28,7 +28,13 @@ from typing import Any
 from denoiseflow.entropy import normalized_entropy
 from denoiseflow.recorder import NodeRef, get_recorder
 from denoiseflow.similarity import (
-    MISSING, Cluster, canonical, cluster_exact, cluster_similar, exact_similarity, text_similarity,
+    MISSING,
+    Cluster,
+    canonical,
+    cluster_exact,
+    cluster_similar,
+    exact_similarity,
+    text_similarity,
 )
 from denoiseflow.validators import outcome
 
@@ -163,7 +169,10 @@ def keyword_filter(step) -> Callable[[dict], dict]:
 
 
 def is_async(step) -> bool:
-    return inspect.iscoroutinefunction(step) or inspect.iscoroutinefunction(getattr(step, "__call__", None))
+    """An `async def`, a partial of one, or an object whose `__call__` is one."""
+    if inspect.iscoroutinefunction(step):
+        return True
+    return not inspect.isroutine(step) and inspect.iscoroutinefunction(type(step).__call__)
 
 
 @dataclass

@@ -79,8 +79,9 @@ class Encoding:
         return converted if isinstance(converted, str) else self.clean(converted, path)
 
     def dumps(self, event: dict) -> bytes:
+        before = self.replaced
         try:
             return json.dumps(event, default=self.default, allow_nan=False, separators=(",", ":")).encode()
         except (ValueError, TypeError, RecursionError):
-            self.replaced = 0  # counted afresh on the full walk
+            self.replaced = before  # counted afresh on the full walk
             return json.dumps(self.clean(event), separators=(",", ":")).encode()

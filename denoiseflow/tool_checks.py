@@ -76,7 +76,7 @@ class ToolCheck:
         if not self.findings:
             return None
         return {"decision": "block" if self.reliability == LOW else "downweight",
-                "reason": f"{self.rule}: {self.detail}"[:500], "threshold": None, "reason_code": f"tool_{self.rule}"}
+                "reason": self.detail[:500], "threshold": None, "reason_code": f"tool_{self.rule}"}
 
     def node_fields(self) -> dict:
         """Keyword arguments for `Recorder.record` of the tool result's node."""

@@ -203,3 +203,13 @@ def listing(runs: list[Run]) -> list[dict]:
                            row["escalated"], row["mean_latency_ms"])
         listed.append(run_json(run, figures))
     return listed
+
+
+def finished_accuracies(project, dataset_name: str, as_of=None, count: int = 2) -> list[float | None]:
+    """Accuracy of the newest finished runs of a dataset (finished by `as_of`),
+    newest first: what the `eval_accuracy` alert metric reads."""
+    found = Run.objects.filter(project=project, dataset__name=dataset_name, status=RunStatus.FINISHED)
+    if as_of is not None:
+        found = found.filter(finished_at__lte=as_of)
+    newest = list(found.select_related("dataset").order_by("-finished_at", "-pk")[:count])
+    return [entry["accuracy"] for entry in listing(newest)]

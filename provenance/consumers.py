@@ -10,7 +10,7 @@ earlier, in the ASGI router.
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from provenance import explorer, live, reading
+from provenance import explorer, live
 from provenance.membership import projects_for
 from provenance.models import Trace
 

@@ -9,9 +9,7 @@ keeps a cycle in client data from recursing forever.
 from collections import deque
 from dataclasses import dataclass
 
-
-from provenance.bulk import bound_cursor, in_list
-from provenance.bulk import is_postgres
+from provenance.bulk import bound_cursor, in_list, is_postgres
 from provenance.models import Edge, FuseDecision, Node, Project
 
 NODE_TABLE = Node._meta.db_table

@@ -19,6 +19,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+from provenance.validation import MAX_PARENTS
+
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 MEDIA_TYPES = {"application/x-protobuf": PROTOBUF, "application/protobuf": PROTOBUF, "application/json": JSON}
@@ -35,7 +37,9 @@ TEXT_ATTRIBUTES = {
     "denoise.source_type": "source_type",
     "denoise.content": "content",
     "denoise.raw_input": "raw_input",
+    "denoise.retry_of": "retry_of",
 }
+INT_ATTRIBUTES = {"denoise.round": "round", "denoise.attempt": "attempt"}
 METRIC_PREFIX = "denoise.metrics."
 
 # google.rpc.Code values for the Status body of a failed export.
@@ -198,6 +202,8 @@ def span_event(span: Span, resource: dict, scope) -> dict:
     span_hex = span.span_id.hex()
     if span.parent_span_id and len(span.parent_span_id) != 8:
         raise ValueError(f"span {span_hex} (trace {trace_hex}): parentSpanId must be 8 bytes")
+    if len(span.links) > MAX_PARENTS:
+        raise ValueError(f"span {span_hex} (trace {trace_hex}): more than {MAX_PARENTS} links ({len(span.links)})")
     timestamp = timestamp_of(span)
     if timestamp is None:
         raise ValueError(f"span {span_hex} (trace {trace_hex}): startTimeUnixNano is missing")
@@ -226,18 +232,25 @@ def span_event(span: Span, resource: dict, scope) -> dict:
         if key in attrs:
             value = attrs.pop(key)
             body[name] = value if isinstance(value, str) or value is None else str(value)
-    if "denoise.round" in attrs:
-        body["round"] = as_int(attrs.pop("denoise.round"))
+    for key, name in INT_ATTRIBUTES.items():
+        if key in attrs:
+            body[name] = as_int(attrs.pop(key))
     metrics = {key.removeprefix(METRIC_PREFIX): attrs.pop(key) for key in list(attrs) if key.startswith(METRIC_PREFIX)}
     if metrics:
         body["metrics"] = metrics
     decision = attrs.pop("denoise.fuse.decision", None)
     reason = attrs.pop("denoise.fuse.reason", None)
     threshold = attrs.pop("denoise.fuse.threshold", None)
+    reason_code = attrs.pop("denoise.fuse.reason_code", None)
+    policy_version = attrs.pop("denoise.fuse.policy_version", None)
     if decision is not None:
         body["fuse"] = {"decision": decision, "reason": "" if reason is None else str(reason)}
         if threshold is not None:
             body["fuse"]["threshold"] = as_number(threshold)
+        if reason_code is not None:
+            body["fuse"]["reason_code"] = reason_code
+        if policy_version is not None:
+            body["fuse"]["policy_version"] = as_int(policy_version)
 
     otel = {
         "span_name": span.name,

@@ -388,6 +388,7 @@
     if (node.fused) badges.appendChild(badge("✕ fused", "fused"));
     else if (node.fuse_state === "downweight") badges.appendChild(badge("downweighted", "warn"));
     if (node.status === "error") badges.appendChild(badge("error", "bad"));
+    if (node.content_tier === "summary") badges.appendChild(badge("summary only", "summary"));
 
     const facts = document.getElementById("np-facts");
     clear(facts);
@@ -407,6 +408,10 @@
 
     document.getElementById("np-content").textContent = node.content || "—";
     document.getElementById("np-raw").textContent = node.raw_input || "—";
+    const tier = document.getElementById("np-tier");
+    tier.hidden = node.content_tier !== "summary";
+    tier.textContent = tier.hidden ? "" : "Retention kept a summary of this node: the first 280 characters of its " +
+      "content and raw input. SHA-256 of the full content: " + (node.content_sha256 || "—") + ".";
     const metadata = Object.keys(node.metadata || {}).length ? JSON.stringify(node.metadata, null, 2) : "—";
     document.getElementById("np-metadata").textContent = metadata;
     fillMetrics(node.metrics || {});

@@ -62,7 +62,7 @@ def test_the_worst_rule_decides_and_all_are_listed():
     check = df.check_tool_result({"t": 999, "blob": "x" * 50}, {"ranges": {"t": (0, 100)}, "max_chars": 10})
     assert check.rule == "out_of_range" and check.reliability == "low"
     assert check.node_fields()["metadata"]["tool_rules_fired"] == ["out_of_range", "too_complex"]
-    assert check.fuse() == {"decision": "block", "reason": "out_of_range: t: 999 outside [0, 100]",
+    assert check.fuse() == {"decision": "block", "reason": "t: 999 outside [0, 100]",
                             "threshold": None, "reason_code": "tool_out_of_range"}
 
 
