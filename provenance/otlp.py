@@ -19,6 +19,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+from provenance.validation import MAX_PARENTS
+
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 MEDIA_TYPES = {"application/x-protobuf": PROTOBUF, "application/protobuf": PROTOBUF, "application/json": JSON}
@@ -200,6 +202,8 @@ def span_event(span: Span, resource: dict, scope) -> dict:
     span_hex = span.span_id.hex()
     if span.parent_span_id and len(span.parent_span_id) != 8:
         raise ValueError(f"span {span_hex} (trace {trace_hex}): parentSpanId must be 8 bytes")
+    if len(span.links) > MAX_PARENTS:
+        raise ValueError(f"span {span_hex} (trace {trace_hex}): more than {MAX_PARENTS} links ({len(span.links)})")
     timestamp = timestamp_of(span)
     if timestamp is None:
         raise ValueError(f"span {span_hex} (trace {trace_hex}): startTimeUnixNano is missing")
