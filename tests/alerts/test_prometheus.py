@@ -104,7 +104,8 @@ def test_health_findings_of_the_newest_report_by_kind(api, ingest):
     ingest(node_event("a", "t-h"), node_event("b", "t-h"), node_event("loop", "t-l", parents=["loop"]))
     call_command("check_dag_health", stdout=io.StringIO())
     findings = {s.labels["kind"]: s.value for s in scrape(api)["denoise_health_findings"]}
-    assert findings == {"broken_link": 0, "orphan": 2, "cycle": 1, "fused_indirect_use": 0}
+    assert findings == {"broken_link": 0, "orphan": 2, "cycle": 1, "fused_indirect_use": 0,
+                        "round_limit_exceeded": 0}
 
 
 def test_each_key_sees_its_own_project(api, other_api, ingest):
