@@ -43,9 +43,7 @@
   // ---- helpers -------------------------------------------------------------
 
   // Plotly reads labels as a small HTML dialect: escaped, agent text stays literal.
-  function plotlyText(value) {
-    return String(value).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-  }
+  const plotlyText = Denoise.chartText;
 
   function formatConfidence(value) {
     return value === null || value === undefined ? "unknown" : Number(value).toFixed(2);
