@@ -179,7 +179,7 @@ def execution_and_round_trip(project_pk: int, key: str, runs: int) -> tuple[floa
 
 
 def guard_overhead(server: str, key: str, calls: int) -> dict:
-    """Microseconds per call: a bare producer call; guard() with a recorder
+    """CPU microseconds per call (best of 5): a bare producer call; guard() with a recorder
     that drops events (the ladder's own logic); recording the same node with
     record() alone (the SDK's unavoidable cost, same run); guard() in full."""
     import denoiseflow
@@ -204,10 +204,11 @@ def guard_overhead(server: str, key: str, calls: int) -> dict:
         return output
 
     def timed(call) -> float:
-        started = time.perf_counter()
+        # The calling thread's CPU time: what the agent pays, not the scheduler's queue on a loaded machine.
+        started = time.thread_time()
         for _ in range(calls):
             call()
-        return (time.perf_counter() - started) / calls * 1e6
+        return (time.thread_time() - started) / calls * 1e6
 
     runs = {
         "bare producer call": lambda: produce(None),
@@ -223,7 +224,7 @@ def guard_overhead(server: str, key: str, calls: int) -> dict:
     found = {}
     for name, call in runs.items():
         timed(call)  # warm
-        found[name] = statistics.median(timed(call) for _ in range(3))
+        found[name] = min(timed(call) for _ in range(5))
     recorder.flush(timeout=60)
     found["stats"] = recorder.stats()
     recorder.close(timeout=1)
