@@ -18,12 +18,12 @@ check-python:
 	  echo "error: Python 3.12 or newer is required (Django 6). Install python3.12 or python3.13 and retry." >&2; exit 1; \
 	fi
 
-$(VENV)/.installed: pyproject.toml | check-python
+$(VENV)/.installed: pyproject.toml sdk/pyproject.toml | check-python
 	@echo "Installing into $(VENV) with $(PYTHON) ($$($(PYTHON) --version))"
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
-	@$(PY) -m pip install -q -e '.[test]' 2>&1 | grep -v '^WARNING: Location' || true
-	@$(PY) -c 'import django, rest_framework, channels, celery, psycopg, plotly, playwright' 
+	@$(PY) -m pip install -q -e ./sdk -e '.[test]' 2>&1 | grep -v '^WARNING: Location' || true
+	@$(PY) -c 'import django, rest_framework, channels, celery, psycopg, plotly, playwright, denoiseflow' 
 	@touch $@
 
 install: $(VENV)/.installed

@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sdk"))
 
 import denoiseflow as df  # noqa: E402
 from denoiseflow.transport import Reply  # noqa: E402

@@ -1,6 +1,6 @@
 """A LangChain callback handler: chain, LLM, tool and retriever runs become nodes.
 
-Optional extra: `pip install 'denoise-dashboard[langchain]'` (langchain-core).
+Optional extra: `pip install 'denoiseflow[langchain]'` (langchain-core).
 
 Provenance follows the data, using the run tree LangChain reports through
 `parent_run_id`: a run that contains other runs produced its output from them,
@@ -37,7 +37,7 @@ try:
     from langchain_core.callbacks import BaseCallbackHandler
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "denoiseflow.integrations.langchain needs langchain-core: pip install 'denoise-dashboard[langchain]'"
+        "denoiseflow.integrations.langchain needs langchain-core: pip install 'denoiseflow[langchain]'"
     ) from error
 
 from denoiseflow.recorder import Recorder, get_recorder
