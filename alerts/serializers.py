@@ -133,7 +133,22 @@ class WebhookDestinationSerializer(StrictSerializer):
         return {"type": "webhook", "url": data["url"], "secret": data.get("secret") or signing.new_secret()}
 
 
-DESTINATION_SERIALIZERS = {"webhook": WebhookDestinationSerializer}
+class InboxDestinationSerializer(StrictSerializer):
+    """The built-in webhook inbox (alerts.transports.inbox), when WEBHOOK_INBOX is on."""
+
+    type = serializers.ChoiceField(choices=["inbox"])
+    secret = serializers.CharField(required=False, max_length=200)
+
+    def validate(self, data: dict) -> dict:
+        if not settings.WEBHOOK_INBOX:
+            raise serializers.ValidationError("the webhook inbox is off on this server (WEBHOOK_INBOX=1 turns it on)")
+        secret = data.get("secret") or signing.new_secret()
+        if not signing.is_valid_secret(secret):
+            raise serializers.ValidationError({"secret": ["a whsec_ secret must be base64 after the prefix"]})
+        return {"type": "inbox", "secret": secret}
+
+
+DESTINATION_SERIALIZERS = {"webhook": WebhookDestinationSerializer, "inbox": InboxDestinationSerializer}
 assert set(DESTINATION_SERIALIZERS) == set(TRANSPORTS), "every destination kind needs a serializer and a transport"
 
 

@@ -198,6 +198,10 @@ RETENTION_BATCH_NODES = envint("RETENTION_BATCH_NODES", 5000)
 RETENTION_BATCH_TRACES = envint("RETENTION_BATCH_TRACES", 500)
 
 WEBHOOK_ALLOW_PRIVATE = envbool("WEBHOOK_ALLOW_PRIVATE", False)
+# The built-in webhook inbox: a destination kind that keeps each signed request
+# it would send, for a page to show (headers, body, signature checked). Opt-in;
+# the demo project's rules use it, since the demo has no receiver of its own.
+WEBHOOK_INBOX = envbool("WEBHOOK_INBOX", False)
 WEBHOOK_TIMEOUT_SECONDS = envint("WEBHOOK_TIMEOUT_SECONDS", 15)
 HEALTH_BROKEN_LINK_GRACE_SECONDS = 600
 
