@@ -3,10 +3,14 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from alerts.prometheus import views as prometheus_views
+from denoise_dashboard.limits.login import throttled
+
+handler500 = "denoise_dashboard.outage.server_error"
 
 urlpatterns = [
+    path("admin/login/", throttled(admin.site.login)),
     path("admin/", admin.site.urls),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", throttled(auth_views.LoginView.as_view()), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", include("provenance.api.urls")),
     path("api/v1/", include("metrics.api.urls")),

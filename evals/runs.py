@@ -15,6 +15,7 @@ from django.db import connection, transaction
 from django.db.models import Avg, Count, Q
 from django.utils import timezone
 
+from evals.datasets import in_version_sql
 from evals.judge import judge
 from evals.models import DatasetVersion, Result, Run, RunStatus
 from evals.validation import Invalid
@@ -95,13 +96,14 @@ def _items_and_seen(run: Run, item_ids: list[str]) -> tuple[dict, set]:
     membership, params = in_list(item_ids)
     with bound_cursor() as cursor:
         cursor.execute(
-            "SELECT item_id, kind, CAST(expected AS TEXT), CAST(tolerance AS TEXT) FROM evals_item"
-            " WHERE dataset_id = %s AND since <= %s AND (until IS NULL OR until > %s) AND item_id " + membership,
+            "SELECT item_id, kind, CAST(expected AS TEXT), CAST(tolerance AS TEXT) FROM evals_item i"
+            f" WHERE {in_version_sql('i')} AND i.item_id " + membership,
             [run.dataset_id, run.dataset_version, run.dataset_version, *params],
         )
         items = {
-            item_id: {"kind": kind, "expected": None if expected is None else orjson.loads(expected),
-                      "tolerance": None if tolerance is None else orjson.loads(tolerance)}
+            # json, not orjson: an integer beyond 64 bits must stay exact for the judge.
+            item_id: {"kind": kind, "expected": None if expected is None else json.loads(expected),
+                      "tolerance": None if tolerance is None else json.loads(tolerance)}
             for item_id, kind, expected, tolerance in cursor.fetchall()
         }
         membership, params = in_list(list(items))
@@ -176,13 +178,13 @@ def _figures(total: int, judged: int, passed: int, escalated: int, mean_latency)
 # One pass over the version's items with their results, JSON read as text:
 # decoding 20,000 JSON values through Django's JSONField and building model
 # rows costs more than the query itself (PostgreSQL and SQLite alike).
-SUMMARY_SQL = """
+SUMMARY_SQL = f"""
 SELECT i.item_id, CAST(i.expected AS TEXT), i.kind, CAST(i.tags AS TEXT), i.origin, i.drifted,
        r.id, CAST(r.actual AS TEXT), r.passed, r.detail, r.error, r.trace_id, r.product_id, r.latency_ms,
        r.escalated
 FROM evals_item i
 LEFT JOIN evals_result r ON r.run_id = %s AND r.item_id = i.item_id
-WHERE i.dataset_id = %s AND i.since <= %s AND (i.until IS NULL OR i.until > %s)
+WHERE {in_version_sql("i")}
 """
 
 
