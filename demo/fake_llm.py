@@ -80,8 +80,9 @@ class FakeLLM:
     def extract(self) -> Artifact:
         if self.rng.random() < max(0.0, self.noise - 0.3) * 0.9:
             return Artifact('{"order_id": ', 0.0, False, failed=True)  # the model's JSON broke off
-        # Badly calibrated on purpose: a confident tone that says nothing about the result.
-        confidence = clamp(self.rng.gauss(0.9, 0.04))
+        # Badly calibrated on purpose: a confident tone that says nothing about
+        # the result, until an incident degrades the model outright.
+        confidence = clamp(self.rng.gauss(0.92 - 1.5 * max(0.0, self.noise - 0.25), 0.04))
         correct = self.rng.random() < 0.95 - 0.6 * self.noise
         entities = {"order_id": self.order if correct else f"A-{self.rng.randint(1000, 9999)}", "date": self.date}
         if "{item}" in next(t[1] for t in TICKETS if t[0] == self.intent):
