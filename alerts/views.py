@@ -12,7 +12,8 @@ from django.views.decorators.http import require_POST
 from alerts import builder, evaluation, examples, notifications, rules
 from alerts.conditions import FILTER_KEYS, MATCHES, OPS, RULE_METRICS, load_values
 from alerts.models import AlertEvent, AlertRule, Delivery, DeliveryAttempt, Destination
-from alerts.serializers import AlertRuleSerializer, flatten_errors
+from alerts.serializers import AlertRuleSerializer
+from provenance.api.errors import flatten_errors
 from alerts.tasks import send_after_commit
 from provenance.membership import project_for_user_or_404
 
