@@ -83,6 +83,7 @@ class SessionReader:
 
 
 PROJECT_PARAM = "project"
+SESSION_READ_ONLY = "a signed-in session may only read; send writes with Authorization: Bearer <api_key>"
 
 
 def session_project(user, slug: str | None):
@@ -100,7 +101,7 @@ def session_project(user, slug: str | None):
 class SessionReadAuthentication(authentication.SessionAuthentication):
     """Django's session for people in a browser. Only without an Authorization
     header: a request that names a key is judged by its key alone. CSRF is
-    enforced on unsafe methods as DRF does, before the permission refuses them."""
+    checked as DRF does; unsafe methods are refused outright."""
 
     def authenticate(self, request):
         if request.META.get("HTTP_AUTHORIZATION"):
@@ -108,6 +109,9 @@ class SessionReadAuthentication(authentication.SessionAuthentication):
         user = getattr(request._request, "user", None)
         if user is None or not user.is_active:
             return None
+        if request.method not in permissions.SAFE_METHODS:
+            # Refused before CSRF is even checked: a session never writes.
+            raise exceptions.PermissionDenied(SESSION_READ_ONLY)
         self.enforce_csrf(request)
         project = session_project(user, request.query_params.get(PROJECT_PARAM))
         if project is None:
@@ -130,7 +134,5 @@ class HasProject(permissions.BasePermission):
         if isinstance(request.user, SessionReader):
             if request.method in permissions.SAFE_METHODS:
                 return True
-            raise exceptions.PermissionDenied(
-                "a signed-in session may only read; send writes with Authorization: Bearer <api_key>"
-            )
+            raise exceptions.PermissionDenied(SESSION_READ_ONLY)
         return False
