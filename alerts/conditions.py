@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from metrics.definitions import METRICS, Filters
+from metrics.values import METRICS, Filters
 
 HEALTH_FINDINGS = "health_findings"
 RULE_METRICS = (*METRICS, HEALTH_FINDINGS)

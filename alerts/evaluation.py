@@ -23,7 +23,7 @@ from django.db.models import Q
 from alerts import delivery, notifications
 from alerts.conditions import HEALTH_FINDINGS, Condition, relative_change, rule_holds, store_value
 from alerts.models import AlertEvent, AlertRule, RuleState
-from metrics.definitions import many_window_values
+from metrics.values import many_window_values
 from provenance.bulk import is_postgres
 from provenance.health import latest_finding_count
 
@@ -33,9 +33,6 @@ class RuleResult:
     values: list[float | None]  # per condition, what was compared with its threshold
     holds: list[bool]
     holding: bool
-
-    def as_values(self, conditions: list[Condition]) -> list[dict]:
-        return [{"metric": c.metric, "value": v} for c, v in zip(conditions, self.values)]
 
 
 def _windows(condition: Condition, now: datetime) -> list[tuple]:

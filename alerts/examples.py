@@ -2,17 +2,18 @@
 (matching the condition's filters), the most anomalous first. Found once, when
 an event is first shown, and kept on the event."""
 
-from django.db.models import Case, F, IntegerField, Q, Value, When
+from django.db.models import Case, F, IntegerField, Value, When
 
 from alerts.models import AlertEvent
-from provenance.models import FuseDecision, Node
+from metrics.rules import FAILED
+from provenance.models import Node
 
 PER_EVENT = 5
 SCANNED_NODES = 200
 
 
 def find_example_trace_ids(event: AlertEvent) -> list[str]:
-    anomalous = Q(fuse_state=FuseDecision.BLOCK) | Q(is_error=True)
+    anomalous = FAILED.condition()
     rows = (
         Node.objects.filter(project_id=event.project_id, timestamp__gte=event.window_start, timestamp__lt=event.at,
                             **event.example_filters)

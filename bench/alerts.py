@@ -107,7 +107,7 @@ def rule_specs(count: int, seed: int = 7) -> list[dict]:
 def naive_values(project, rules, now) -> None:
     """Each rule on its own, each condition window its own metrics call."""
     from alerts.conditions import HEALTH_FINDINGS, Condition, relative_change
-    from metrics.definitions import window_values
+    from metrics.values import window_values
     from provenance.health import latest_finding_count
 
     for rule in rules:

@@ -16,7 +16,7 @@
 3. Times every chart's computation over the last 30 days (median of --runs),
    with rollups and with the raw scan, and prints both and their ratio; then
    one alert tick: 500 windows (15 min and the 15 min before, 250 filter sets)
-   through metrics.definitions.many_window_values.
+   through metrics.values.many_window_values.
 """
 
 import argparse
@@ -196,9 +196,9 @@ def main() -> None:
         from django.utils import timezone
 
         from metrics.dashboards import calibration, distributions, drift, fuses, overview
-        from metrics.definitions import Filters, many_window_values
         from metrics.params import ChartParamsSerializer
-        from metrics.refresh import refresh_rollups
+        from metrics.rollups.refresh import refresh_rollups
+        from metrics.values import Filters, many_window_values
         from provenance.models import Project
 
         project = Project.objects.create(slug="bench")
@@ -230,8 +230,8 @@ def main() -> None:
         print(f"\n{'chart (last 30 days unless noted)':42} {'rollups ms':>11} {'raw ms':>9} {'raw/rollup':>11}")
         slowest = 0.0
         for name, build, chart_params in charts:
-            with_rollups = timed(lambda: build(project, chart_params, use_rollups=True), args.runs)
-            raw = timed(lambda: build(project, chart_params, use_rollups=False), max(1, args.runs // 2))
+            with_rollups = timed(lambda b=build, p=chart_params: b(project, p, use_rollups=True), args.runs)
+            raw = timed(lambda b=build, p=chart_params: b(project, p, use_rollups=False), max(1, args.runs // 2))
             slowest = max(slowest, with_rollups)
             print(f"{name:42} {with_rollups:11.1f} {raw:9.1f} {raw / with_rollups:10.1f}x")
         print(f"slowest chart with rollups: {slowest:.0f} ms (target: under 500 ms)")

@@ -14,7 +14,7 @@ from django.utils.csp import CSP
 from denoise_dashboard.env import envbool, envdatabase, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = BASE_DIR / "var"
+VAR_DIR = Path(envstr("VAR_DIR", str(BASE_DIR / "var")))
 
 SECRET_KEY = envstr("SECRET_KEY", "dev-only-insecure-key-change-me")
 DEBUG = envbool("DEBUG", False)
@@ -37,6 +37,8 @@ INSTALLED_APPS = [
     "provenance",
     "metrics",
     "alerts",
+    "evals",
+    "policy",
     "demo",
 ]
 
@@ -108,12 +110,27 @@ CELERY_BEAT_SCHEDULE = {
         "task": "provenance.tasks.check_dag_health",
         "schedule": crontab(hour=3, minute=0),
     },
+    "apply-retention-nightly": {
+        "task": "provenance.tasks.apply_retention",
+        "schedule": crontab(hour=3, minute=30),
+    },
     "refresh-metric-rollups": {
         "task": "metrics.tasks.refresh_rollups",
         "schedule": 30.0,
     },
 }
 EMBEDDED_SCHEDULER = envbool("EMBEDDED_SCHEDULER", not REDIS_URL)
+
+# --- Serving (manage.py serve) ---
+# Behind a TLS-terminating proxy: believe its X-Forwarded-Proto (secure cookies,
+# HSTS) and X-Forwarded-For (the client address the throttles count) when it
+# connects from one of FORWARDED_ALLOW_IPS. Off by default: a client talking to
+# the server directly must not be able to claim another address.
+TRUST_PROXY_HEADERS = envbool("TRUST_PROXY_HEADERS", False)
+FORWARDED_ALLOW_IPS = envlist("FORWARDED_ALLOW_IPS", ["127.0.0.1", "::1"])
+if TRUST_PROXY_HEADERS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SERVE_ACCESS_LOG = envbool("SERVE_ACCESS_LOG", False)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -199,6 +216,11 @@ SPECTACULAR_SETTINGS = {
 INGEST_MAX_EVENTS = 1000
 INGEST_MAX_BYTES = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BYTES + 1024 * 1024
+
+# Retention works in batches of this many nodes (summarizing) and traces
+# (deleting), each its own short transaction.
+RETENTION_BATCH_NODES = envint("RETENTION_BATCH_NODES", 5000)
+RETENTION_BATCH_TRACES = envint("RETENTION_BATCH_TRACES", 500)
 
 WEBHOOK_ALLOW_PRIVATE = envbool("WEBHOOK_ALLOW_PRIVATE", False)
 WEBHOOK_TIMEOUT_SECONDS = envint("WEBHOOK_TIMEOUT_SECONDS", 15)

@@ -7,11 +7,15 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", include("provenance.api.urls")),
-    path("api/v1/", include("metrics.api_urls")),
+    path("api/v1/", include("metrics.api.urls")),
     path("api/v1/", include("alerts.api_urls")),
+    path("api/v1/", include("evals.api_urls")),
+    path("api/v1/", include("policy.api_urls")),
     path("v1/traces", include("provenance.otlp_urls")),
     path("metrics/", include("metrics.urls")),
     path("alerts/", include("alerts.urls")),
+    path("policy/", include("policy.urls")),
+    path("", include("evals.urls")),
     path("", include("provenance.urls")),
 ]
 

@@ -1,21 +1,35 @@
 """denoiseflow: the agent side of Denoise Dashboard.
 
 Standard library only. Record what each agent step produced and consumed,
-fuse low-confidence artifacts, let redundant samples vote; everything reaches
-the dashboard over its public HTTP API.
+fuse low-confidence artifacts, and measure uncertainty: redundant votes with
+validate-first, a bounded reflection loop, a judge's cross-check, semantic
+entropy, tool-result checks, and one confidence fused from them all.
+Everything reaches the dashboard over its public HTTP API.
 
     import denoiseflow as df
     df.configure("http://127.0.0.1:8000", api_key="dd_...")
     question = df.record("ticket-1", "gateway", "Where is my refund?", source_type="user_input")
 """
 
+from denoiseflow.entropy import semantic_entropy
+from denoiseflow.evaluation import Answer, Case, EvaluationError, current_case, evaluate
 from denoiseflow.fuse import ACCEPT, BLOCK, DOWNWEIGHT, ConfidenceFuse, Thresholds, Verdict, normalize
+from denoiseflow.judging import JudgeVerdict, cross_check
 from denoiseflow.recorder import NodeRef, Recorder, configure, flush, fuse, get_recorder, new_id, record, review
-from denoiseflow.redundancy import RedundantResult, diversity, run_redundant, text_similarity
+from denoiseflow.redundancy import RedundantResult, arun_redundant, diversity, run_redundant
+from denoiseflow.reflection import Reflection, reflect
+from denoiseflow.signals import FusedConfidence, fuse_signals
+from denoiseflow.similarity import canonical, text_similarity
+from denoiseflow.tool_checks import ToolCheck, ToolRules, check_tool_result
 from denoiseflow.transport import HttpTransport, Reply, TransportError
+from denoiseflow.validators import Invalid, all_of, in_range, one_of, schema
+from denoiseflow.version import __version__
 
 __all__ = [
-    "ACCEPT", "BLOCK", "DOWNWEIGHT", "ConfidenceFuse", "HttpTransport", "NodeRef", "Recorder", "RedundantResult",
-    "Reply", "Thresholds", "TransportError", "Verdict", "configure", "diversity", "flush", "fuse", "get_recorder",
-    "new_id", "normalize", "record", "review", "run_redundant", "text_similarity",
+    "ACCEPT", "Answer", "BLOCK", "Case", "DOWNWEIGHT", "ConfidenceFuse", "EvaluationError", "FusedConfidence",
+    "HttpTransport", "Invalid", "JudgeVerdict", "NodeRef", "Recorder", "RedundantResult", "Reflection", "Reply",
+    "Thresholds", "ToolCheck", "ToolRules", "TransportError", "Verdict", "__version__", "all_of", "arun_redundant",
+    "canonical", "check_tool_result", "configure", "cross_check", "current_case", "diversity", "evaluate", "flush",
+    "fuse", "fuse_signals", "get_recorder", "in_range", "new_id", "normalize", "one_of", "record", "reflect",
+    "review", "run_redundant", "schema", "semantic_entropy", "text_similarity",
 ]

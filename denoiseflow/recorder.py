@@ -6,25 +6,26 @@ blocked and never sees an exception from here: while the dashboard is down the
 thread retries (honoring Retry-After on 429/503), and when the buffer is full
 new events are dropped and counted rather than growing memory without bound.
 Event ids are fixed when an event is recorded, so a retry can never store
-anything twice.
+anything twice. A field that cannot be serialized (a `__str__` that raises, a
+cycle, NaN) is replaced by a marker and counted as `unserializable`.
 """
 
 import atexit
 import gzip
 import json
 import logging
-import math
 import os
 import threading
 import time
-import uuid
 import weakref
 from collections import deque
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from denoiseflow import retry
+from denoiseflow.serialization import Encoding
 from denoiseflow.transport import HttpTransport, TransportError
+from denoiseflow.version import __version__
 
 logger = logging.getLogger("denoiseflow")
 
@@ -34,6 +35,7 @@ INGEST_PATH = "/api/v1/ingest"
 MAX_BATCH_EVENTS = 1000
 MAX_BATCH_BYTES = 4 * 1024 * 1024
 GZIP_ABOVE_BYTES = 64 * 1024
+USER_AGENT = f"denoiseflow/{__version__}"
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,8 @@ class NodeRef:
 
 
 def new_id(prefix: str = "") -> str:
-    return prefix + uuid.uuid4().hex
+    """128 random bits as 32 hex digits, like uuid4().hex at a fraction of its cost."""
+    return prefix + os.urandom(16).hex()
 
 
 def iso(timestamp) -> str:
@@ -60,25 +63,6 @@ def iso(timestamp) -> str:
     if isinstance(timestamp, datetime):
         return (timestamp if timestamp.tzinfo else timestamp.replace(tzinfo=UTC)).isoformat()
     return str(timestamp)
-
-
-def finite(value):
-    """JSON has no NaN: non-finite numbers travel as text, for the server to
-    refuse that one event by name instead of the whole batch."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite(v) for v in value]
-    return value
-
-
-def encode(event: dict) -> bytes:
-    try:
-        return json.dumps(event, default=str, allow_nan=False, separators=(",", ":")).encode()
-    except ValueError:
-        return json.dumps(finite(event), default=str, separators=(",", ":")).encode()
 
 
 def normalized(confidence, scale) -> float | None:
@@ -128,7 +112,8 @@ class Recorder:
         self._closing = False
         self._abandon = threading.Event()  # close() gave up: stop retrying
         self._thread: threading.Thread | None = None
-        self._counts = {"recorded": 0, "sent": 0, "rejected": 0, "dropped": 0, "failed": 0, "retries": 0}
+        self._counts = {"recorded": 0, "sent": 0, "rejected": 0, "dropped": 0, "failed": 0, "retries": 0,
+                        "unserializable": 0}
         atexit.register(_close_at_exit, weakref.ref(self))
 
     # -- what agents call ------------------------------------------------------
@@ -155,59 +140,81 @@ class Recorder:
         event_id: str | None = None,
     ) -> NodeRef:
         """Buffers one node (one artifact of one agent step) and returns its ref.
-        A fixed `event_id` makes a re-run of the same work store nothing twice."""
+        A fixed `event_id` makes a re-run of the same work store nothing twice.
+        Never raises: whatever cannot be encoded is replaced and counted."""
         product_id = product_id or new_id()
-        body = {"trace_id": trace_id, "product_id": product_id, "agent_id": agent_id,
-                "parent_ids": [str(p) for p in parent_ids]}
-        optional = {
-            "step": step or None, "source_type": source_type or None,
-            "content": None if content is None else str(content),
-            "raw_input": None if raw_input is None else str(raw_input),
-            "confidence": confidence, "confidence_scale": confidence_scale, "round": round, "status": status,
-            "metrics": metrics or None, "fuse": fuse_body(fuse), "metadata": metadata or None,
-        }
-        body.update({k: v for k, v in optional.items() if v is not None})
-        self.emit("node", body, timestamp, event_id)
+        try:
+            encoding = Encoding()
+            body = {"trace_id": trace_id, "product_id": product_id, "agent_id": agent_id,
+                    "parent_ids": [encoding.text(p) for p in parent_ids or ()]}
+            optional = {
+                "step": step or None, "source_type": source_type or None,
+                "content": None if content is None else encoding.text(content),
+                "raw_input": None if raw_input is None else encoding.text(raw_input),
+                "confidence": confidence, "confidence_scale": confidence_scale, "round": round, "status": status,
+                "metrics": metrics or None, "fuse": fuse_body(fuse), "metadata": metadata or None,
+            }
+            body.update({k: v for k, v in optional.items() if v is not None})
+            self.emit("node", body, timestamp, event_id, encoding)
+        except Exception:  # an agent's odd arguments must not break the agent
+            logger.exception("denoiseflow: could not record a node; dropped")
+            self._count("dropped")
         return NodeRef(trace_id, product_id, agent_id, normalized(confidence, confidence_scale))
 
     def fuse(self, node, decision, reason: str = "", threshold: float | None = None, *,
-             trace_id: str | None = None, by_agent_id: str = "", timestamp=None, event_id: str | None = None) -> None:
+             trace_id: str | None = None, by_agent_id: str = "", reason_code: str = "",
+             policy_version: int | None = None, timestamp=None, event_id: str | None = None) -> None:
         """A consumer's decision about an upstream node: accept, downweight or block.
-        `decision` may be a `Verdict` from a `ConfidenceFuse`."""
+        `decision` may be a `Verdict` from a `ConfidenceFuse` (or anything with
+        `as_fuse()`); `reason_code` is a short stable code such as `judge_rejected`."""
         if hasattr(decision, "as_fuse"):
-            fields = decision.as_fuse()
+            fields = dict(decision.as_fuse())
         else:
             fields = {"decision": decision, "reason": reason, "threshold": threshold}
+        if reason_code:
+            fields["reason_code"] = reason_code
+        if policy_version is not None:
+            fields["policy_version"] = policy_version
         trace_id = trace_id or getattr(node, "trace_id", None)
-        self.emit("fuse", {"trace_id": trace_id, "product_id": str(node), "by_agent_id": by_agent_id, **fields},
-                  timestamp, event_id)
+        encoding = Encoding()
+        self.emit("fuse", {"trace_id": trace_id, "product_id": encoding.text(node), "by_agent_id": by_agent_id,
+                           **fields}, timestamp, event_id, encoding)
 
     def review(self, trace_id: str, verdict: str, product_id=None, comment: str = "", timestamp=None,
                event_id: str | None = None) -> None:
         """A human or ground-truth verdict (`correct`/`incorrect`) on an answer."""
+        encoding = Encoding()
         body = {"trace_id": trace_id, "verdict": verdict, "comment": comment}
         if product_id is not None:
-            body["product_id"] = str(product_id)
-        self.emit("review", body, timestamp, event_id)
+            body["product_id"] = encoding.text(product_id)
+        self.emit("review", body, timestamp, event_id, encoding)
 
-    def emit(self, kind: str, body: dict, timestamp=None, event_id: str | None = None) -> bool:
+    def emit(self, kind: str, body: dict, timestamp=None, event_id: str | None = None,
+             encoding: Encoding | None = None) -> bool:
         """Buffers one event; False if the buffer was full and it was dropped."""
         with self._cond:
             self._counts["recorded"] += 1
             if not self._has_room():
                 return False
+        encoding = encoding or Encoding()
         try:
-            data = encode({"id": event_id or new_id("evt-"), "type": kind, "timestamp": iso(timestamp), "body": body})
-        except Exception:  # an agent's odd object must not break the agent
+            data = encoding.dumps({"id": event_id or new_id("evt-"), "type": kind,
+                                   "timestamp": iso(timestamp), "body": body})
+        except Exception:  # e.g. a timestamp whose str() raises: the agent still goes on
             logger.exception("denoiseflow: could not encode a %s event; dropped", kind)
             self._count("dropped")
             return False
         with self._cond:
+            self._counts["unserializable"] += encoding.replaced
             if not self._has_room():  # filled up while this event was encoded
                 return False
             self._queue.append(data)
             self._ensure_thread()
-            self._cond.notify_all()
+            # Wake the sender only when it has something new to do: a first
+            # event to wait on, or a full batch. A wake-up per event costs the
+            # agent a thread switch per record().
+            if len(self._queue) == 1 or len(self._queue) == self.batch_size:
+                self._cond.notify_all()
         return True
 
     def _has_room(self) -> bool:
@@ -342,7 +349,7 @@ class Recorder:
     def _post(self, batch: list[bytes]):
         body = b'{"batch":[' + b",".join(batch) + b"]}"
         headers = {"Content-Type": "application/json", "Authorization": f"Bearer {self.api_key}",
-                   "User-Agent": "denoiseflow"}
+                   "User-Agent": USER_AGENT}
         if len(body) > GZIP_ABOVE_BYTES:
             body = gzip.compress(body, compresslevel=5)
             headers["Content-Encoding"] = "gzip"

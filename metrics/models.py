@@ -1,15 +1,15 @@
-"""Rollups the metrics app maintains from provenance tables (see metrics/refresh.py).
+"""Rollups the metrics app maintains from provenance tables (see
+metrics/rollups/refresh.py; their shared vocabulary is metrics/rollups/schema.py).
 
 Nothing here is written by ingest: `refresh_rollups` folds new nodes and fuse
-decisions in every 30 seconds, and the query layer (metrics/windows.py) adds a
-raw scan of whatever the last refresh has not seen, so figures stay exact.
+decisions in every 30 seconds, and the readers (metrics/windows/, metrics/counts/)
+add a raw scan of whatever the last refresh has not seen, so figures stay exact.
 """
 
 from django.db import models
 
+from metrics.rollups.schema import EVERY_DIMENSION
 from provenance.models import Project, Review
-
-DIMENSIONS = ("agent_id", "step", "source_type", "round")
 
 
 class Dimensions(models.Model):
@@ -26,9 +26,10 @@ class Dimensions(models.Model):
 
 class HourRollup(Dimensions):
     """One hour of one project's nodes, for every combination of filter
-    dimensions (PostgreSQL grouping sets): `mask` says which of agent_id (1),
-    step (2), source_type (4) and round (8) the row is grouped by; the others
-    hold placeholders. A filtered query reads exactly the rows of its mask."""
+    dimensions: `mask` says which dimensions the row is grouped by
+    (metrics.rollups.schema.mask_of); the others hold placeholders. A filtered
+    query reads exactly the rows of its mask. The counts are the additive
+    figures of metrics.catalog.Totals, under the same names."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+")
     hour = models.DateTimeField()
@@ -57,13 +58,14 @@ class HourRollup(Dimensions):
 class TraceSpan(Dimensions):
     """Where a trace that spans two or more hours has nodes, per hour and
     dimensions: summing hourly distinct-trace counts counts such a trace once
-    per hour, and these rows say by how much to correct. Mask 15 rows carry
-    every dimension; mask 0 rows only (trace, hour), for unfiltered questions."""
+    per hour, and these rows say by how much to correct. Rows with mask
+    EVERY_DIMENSION carry every dimension; rows with mask NO_DIMENSIONS only
+    (trace, hour), for unfiltered questions."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+")
     trace_pk = models.BigIntegerField()
     hour = models.DateTimeField()
-    mask = models.SmallIntegerField(default=15)
+    mask = models.SmallIntegerField(default=EVERY_DIMENSION)
     low = models.BooleanField(default=False, help_text="Below the project's high-uncertainty threshold.")
 
     class Meta:
@@ -77,7 +79,7 @@ class TraceSpan(Dimensions):
 
 
 class DayHistogram(Dimensions):
-    """Counts of values on a fixed grid of 0.05 (bin = floor(value * 20)) per
+    """Counts of values on a fixed grid (metrics.rollups.schema.bin_of) per
     day and dimensions: node confidence (metric "") and each numeric entry of
     Node.metrics. Only new nodes change it, so it is maintained by addition."""
 
@@ -121,7 +123,7 @@ class HourFuseReason(Dimensions):
 
 
 class ReviewTarget(Dimensions):
-    """The node a review judges (metrics.reviewed) and the node's figures,
+    """The node a review judges (metrics.counts.judged_reviews) and the node's figures,
     kept so calibration neither resolves every trace's final answer nor reads
     every judged node on each read. Recomputed for the traces that got nodes
     since; node_pk is None while the node is unknown."""

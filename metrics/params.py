@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 from rest_framework import serializers
 
-from metrics.figures import Filters, iso
+from metrics.questions import Filters, iso
 from provenance.api.params import TimestampField
 
 RANGES = {"1h": timedelta(hours=1), "6h": timedelta(hours=6), "24h": timedelta(days=1),

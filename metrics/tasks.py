@@ -1,6 +1,6 @@
 from celery import shared_task
 
-from metrics.refresh import refresh_rollups as refresh
+from metrics.rollups.refresh import refresh_rollups as refresh
 
 
 @shared_task(name="metrics.tasks.refresh_rollups", ignore_result=True)

@@ -7,8 +7,8 @@ from django.shortcuts import render
 from django.urls import reverse
 from rest_framework.utils.encoders import JSONEncoder
 
-from metrics.api_views import DASHBOARDS
-from metrics.options import filter_options
+from metrics.dashboards import DASHBOARDS
+from metrics.filter_options import filter_options
 from metrics.params import RANGES, ChartParamsSerializer
 from provenance.membership import project_for_user_or_404
 

@@ -29,7 +29,7 @@ class ApiClient:
         return f"api-key:{self.api_key.prefix}"
 
 
-def project_for_bearer(header: str | None) -> ApiKey | None:
+def active_key_for_bearer(header: str | None) -> ApiKey | None:
     """The active key named by an `Authorization: Bearer …` header, or None."""
     if not header:
         return None
@@ -56,7 +56,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         header = request.META.get("HTTP_AUTHORIZATION")
         if not header:
             return None
-        key = project_for_bearer(header)
+        key = active_key_for_bearer(header)
         if key is None:
             raise exceptions.AuthenticationFailed("unknown or revoked API key")
         return ApiClient(key), key

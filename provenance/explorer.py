@@ -21,8 +21,7 @@ def trace_url(project: Project, trace_id: str, product_id: str | None = None) ->
     return f"{url}?{urlencode({'node': product_id})}" if product_id else url
 
 
-def isoformat(moment) -> str | None:
-    return moment.isoformat().replace("+00:00", "Z") if moment else None
+isoformat = reading.isoformat
 
 
 def list_page(page: list[Trace]) -> list[Trace]:
@@ -147,17 +146,19 @@ def node_detail(project: Project, node: Node) -> dict:
         "fuse_state": FuseDecision(node.fuse_state).label,
         "status": node.status,
         "round": node.round,
+        "retry_of": node.retry_of or None,
+        "attempt": node.attempt,
         "timestamp": isoformat(node.timestamp),
         "is_final": is_final,
         "content": node.content,
         "raw_input": node.raw_input,
+        "content_tier": node.content_tier,
+        "content_sha256": node.content_sha256,
+        "raw_input_sha256": node.raw_input_sha256,
         "metrics": node.metrics,
         "metadata": node.metadata,
-        "fuses": [
-            {"decision": fuse.get_decision_display(), "reason": fuse.reason, "threshold": fuse.threshold,
-             "by_agent_id": fuse.by_agent_id, "inline": fuse.inline, "timestamp": isoformat(fuse.timestamp)}
-            for fuse in reading.fuses_of(node)
-        ],
+        "fuses": [reading.fuse_summary(fuse) for fuse in reading.fuses_of(node)],
+        "escalations": [reading.escalation_summary(e) for e in reading.escalations_of(node)],
         "reviews": [
             {"verdict": review.verdict, "comment": review.comment, "on_trace": not review.product_id,
              "timestamp": isoformat(review.timestamp)}
@@ -186,6 +187,7 @@ def root_cause(project: Project, node: Node) -> dict:
                 "url": trace_url(project, trace_ids[cause.trace_pk], cause.product_id),
                 "fuse_reason": blocks[cause.product_id].reason if cause.product_id in blocks else None,
                 "fused_by": blocks[cause.product_id].by_agent_id if cause.product_id in blocks else None,
+                "fuse_reason_code": blocks[cause.product_id].reason_code or None if cause.product_id in blocks else None,
             }
             for cause in causes
         ],

@@ -10,14 +10,23 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import orjson
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max, Min
 from django.utils import timezone
 
 from provenance import live
 from provenance.bulk import bound_cursor, copy_rows, in_list, insert_many, is_postgres
-from provenance.models import Edge, Fuse, IngestedEvent, Node, Project, Review, Trace
-from provenance.validation import EventError, FuseEvent, NodeEvent, ReviewEvent, event_id_of, parse_event
+from provenance.models import Edge, Escalation, Fuse, IngestedEvent, Node, Project, Review, Trace
+from provenance.validation import (
+    EscalationEvent,
+    Event,
+    EventError,
+    FuseEvent,
+    NodeEvent,
+    ReviewEvent,
+    event_id_of,
+    parse_event,
+)
 
 
 @dataclass
@@ -36,7 +45,7 @@ def to_json(value: dict) -> str:
 
 def ingest_events(project: Project, raw_events: list) -> IngestResult:
     """Validates and stores a batch; each event is judged on its own."""
-    parsed: list[tuple[int, NodeEvent | FuseEvent | ReviewEvent]] = []
+    parsed: list[tuple[int, Event]] = []
     outcome: dict[int, tuple[int, str | None]] = {}  # position -> (status, error message)
     first_seen: dict[str, int] = {}
     duplicates: dict[int, int] = {}
@@ -99,18 +108,14 @@ def write_batch(project: Project, parsed: list, outcome: dict, now, *, optimisti
         fresh = {event.event_id for _, event in parsed}
     else:
         fresh = claim_event_ids(project, [event.event_id for _, event in parsed], now)
-    nodes, fuses, reviews = [], [], []
+    nodes, fuses, reviews, escalations = [], [], [], []
+    by_kind = {NodeEvent: nodes, FuseEvent: fuses, ReviewEvent: reviews, EscalationEvent: escalations}
     for position, event in parsed:
         if event.event_id not in fresh:
             outcome[position] = (200, None)  # a resend: already stored
             continue
         outcome[position] = (201, None)
-        if isinstance(event, NodeEvent):
-            nodes.append((position, event))
-        elif isinstance(event, FuseEvent):
-            fuses.append((position, event))
-        else:
-            reviews.append((position, event))
+        by_kind[type(event)].append((position, event))
 
     # A product id may be claimed only once: within the batch, the first wins.
     unique_nodes, seen_products = [], set()
@@ -123,7 +128,9 @@ def write_batch(project: Project, parsed: list, outcome: dict, now, *, optimisti
 
     if optimistic:
         record_event_ids(project, [event.event_id for pos, event in parsed if outcome[pos][0] == 201], now)
-    trace_pks = upsert_traces(project, [n for _, n in unique_nodes], [r for _, r in reviews], now)
+    trace_pks = upsert_traces(
+        project, [n for _, n in unique_nodes], [e.trace_id for _, e in reviews + escalations], now
+    )
     if optimistic:
         copy_nodes(project, unique_nodes, trace_pks, now)
         inserted = seen_products
@@ -140,7 +147,9 @@ def write_batch(project: Project, parsed: list, outcome: dict, now, *, optimisti
     insert_edges(project, unique_nodes, inserted, trace_pks)
     insert_fuses(project, unique_nodes, inserted, [f for _, f in fuses])
     apply_fuse_states(project, list(inserted) + [f.product_id for _, f in fuses])
+    insert_escalations(project, [e for _, e in escalations], trace_pks)
     insert_reviews(project, [r for _, r in reviews], trace_pks)
+    close_escalations(project, [r for _, r in reviews], trace_pks, now)
     if refused:
         # After the reviews: a trace a review in this batch points at must stay.
         recount_traces(project, {trace_pks[n.trace_id] for _, n in refused})
@@ -149,7 +158,7 @@ def write_batch(project: Project, parsed: list, outcome: dict, now, *, optimisti
     for _, node in unique_nodes:
         if node.product_id in inserted:
             new_nodes_by_trace[trace_pks[node.trace_id]].append(node.product_id)
-    touched_traces = set(new_nodes_by_trace) | {trace_pks[r.trace_id] for _, r in reviews}
+    touched_traces = set(new_nodes_by_trace) | {trace_pks[e.trace_id] for _, e in reviews + escalations}
     if touched_traces or fuses:
         transaction.on_commit(
             lambda: live.publish_ingest(project.pk, dict(new_nodes_by_trace), sorted(touched_traces))
@@ -189,8 +198,9 @@ def release_refused_events(project: Project, refused: list[NodeEvent]) -> None:
         )
 
 
-def upsert_traces(project: Project, nodes: list[NodeEvent], reviews: list[ReviewEvent], now) -> dict[str, int]:
-    """Creates traces on first sight and folds this batch's counters into them."""
+def upsert_traces(project: Project, nodes: list[NodeEvent], other_trace_ids: list[str], now) -> dict[str, int]:
+    """Creates traces on first sight and folds this batch's counters into them;
+    `other_trace_ids` are traces that other events (reviews, escalations) name."""
     stats: dict[str, list] = {}
     for node in nodes:
         s = stats.setdefault(node.trace_id, [0, None, 0, node.timestamp, node.timestamp])
@@ -200,8 +210,8 @@ def upsert_traces(project: Project, nodes: list[NodeEvent], reviews: list[Review
         s[2] += node.is_error
         s[3] = min(s[3], node.timestamp)
         s[4] = max(s[4], node.timestamp)
-    for review in reviews:
-        stats.setdefault(review.trace_id, [0, None, 0, None, None])
+    for trace_id in other_trace_ids:
+        stats.setdefault(trace_id, [0, None, 0, None, None])
     if not stats:
         return {}
     t = "t"
@@ -252,12 +262,12 @@ def recount_traces(project: Project, trace_pks: set[int]) -> None:
 NODE_COLUMNS = [
     "project_id", "trace_id", "product_id", "event_id", "agent_id", "step", "source_type", "content",
     "raw_input", "confidence", "confidence_raw", "confidence_scale", "round", "is_error", "fuse_state",
-    "metrics", "metadata", "timestamp", "received_at",
+    "metrics", "metadata", "timestamp", "received_at", "retry_of", "attempt",
 ]
 NODE_TYPES = [
     "bigint", "bigint", "text", "text", "text", "text", "text", "text",
     "text", "float8", "float8", "float8", "int", "bool", "smallint",
-    "jsonb", "jsonb", "timestamptz", "timestamptz",
+    "jsonb", "jsonb", "timestamptz", "timestamptz", "text", "int",
 ]
 
 
@@ -266,6 +276,7 @@ def node_row(project: Project, n: NodeEvent, trace_pks: dict[str, int], now) -> 
         project.pk, trace_pks[n.trace_id], n.product_id, n.event_id, n.agent_id, n.step, n.source_type, n.content,
         n.raw_input, n.confidence, n.confidence_raw, n.confidence_scale, n.round, n.is_error,
         n.fuse.decision if n.fuse else 0, to_json(n.metrics), to_json(n.metadata), n.timestamp, now,
+        n.retry_of, n.attempt,
     )
 
 
@@ -302,23 +313,21 @@ def insert_edges(project: Project, nodes: list, inserted: set[str], trace_pks: d
     )
 
 
+def fuse_row(project: Project, event: NodeEvent | FuseEvent, inline: bool) -> tuple:
+    fuse = event.fuse
+    return (project.pk, event.trace_id, event.product_id, event.event_id, fuse.decision, fuse.reason,
+            fuse.reason_code, fuse.policy_version, fuse.threshold, fuse.by_agent_id, inline, event.timestamp)
+
+
 def insert_fuses(project: Project, nodes: list, inserted: set[str], fuse_events: list[FuseEvent]) -> None:
-    rows = [
-        (project.pk, n.trace_id, n.product_id, n.event_id, n.fuse.decision, n.fuse.reason, n.fuse.threshold,
-         n.fuse.by_agent_id, True, n.timestamp)
-        for _, n in nodes
-        if n.fuse is not None and n.product_id in inserted
-    ]
-    rows += [
-        (project.pk, f.trace_id, f.product_id, f.event_id, f.fuse.decision, f.fuse.reason, f.fuse.threshold,
-         f.fuse.by_agent_id, False, f.timestamp)
-        for f in fuse_events
-    ]
+    rows = [fuse_row(project, n, True) for _, n in nodes if n.fuse is not None and n.product_id in inserted]
+    rows += [fuse_row(project, f, False) for f in fuse_events]
     insert_many(
         Fuse._meta.db_table,
-        ["project_id", "trace_id", "product_id", "event_id", "decision", "reason", "threshold", "by_agent_id",
-         "inline", "timestamp"],
-        ["bigint", "text", "text", "text", "smallint", "text", "float8", "text", "bool", "timestamptz"],
+        ["project_id", "trace_id", "product_id", "event_id", "decision", "reason", "reason_code", "policy_version",
+         "threshold", "by_agent_id", "inline", "timestamp"],
+        ["bigint", "text", "text", "text", "smallint", "text", "text", "int", "float8", "text", "bool",
+         "timestamptz"],
         rows,
     )
 
@@ -348,3 +357,35 @@ def insert_reviews(project: Project, reviews: list[ReviewEvent], trace_pks: dict
         ["bigint", "bigint", "text", "text", "text", "text", "timestamptz"],
         [(project.pk, trace_pks[r.trace_id], r.product_id, r.event_id, r.verdict, r.comment, r.timestamp) for r in reviews],
     )
+
+
+def insert_escalations(project: Project, escalations: list[EscalationEvent], trace_pks: dict[str, int]) -> None:
+    insert_many(
+        Escalation._meta.db_table,
+        ["project_id", "trace_id", "product_id", "event_id", "reason", "by_agent_id", "timestamp"],
+        ["bigint", "bigint", "text", "text", "text", "text", "timestamptz"],
+        [(project.pk, trace_pks[e.trace_id], e.product_id, e.event_id, e.reason, e.by_agent_id, e.timestamp)
+         for e in escalations],
+    )
+
+
+def close_escalations(project: Project, reviews: list[ReviewEvent], trace_pks: dict[str, int], now) -> None:
+    """A review closes the open escalations of its node, or of every node of its
+    trace when it judges the trace as a whole; escalations stored in the same
+    batch included. The first of the batch's reviews that applies is recorded."""
+    if not reviews:
+        return
+    esc, review = Escalation._meta.db_table, Review._meta.db_table
+    traces, trace_params = in_list(sorted({trace_pks[r.trace_id] for r in reviews}))
+    events, event_params = in_list([r.event_id for r in reviews])
+    closing = (
+        f"SELECT r.id FROM {review} r WHERE r.project_id = {esc}.project_id AND r.trace_id = {esc}.trace_id "
+        f"AND (r.product_id = '' OR r.product_id = {esc}.product_id) AND r.event_id {events} "
+        "ORDER BY r.timestamp, r.id LIMIT 1"
+    )
+    with bound_cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {esc} SET closed_by_review_id = ({closing}), closed_at = %s "
+            f"WHERE project_id = %s AND closed_at IS NULL AND trace_id {traces} AND EXISTS ({closing})",
+            [*event_params, now, project.pk, *trace_params, *event_params],
+        )

@@ -21,6 +21,16 @@ class Project(models.Model):
     )
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="projects")
     created_at = models.DateTimeField(default=timezone.now)
+    # Retention (provenance/retention/): None keeps forever.
+    trace_days = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Traces whose last activity is older than this many days are deleted."
+    )
+    full_content_days = models.PositiveIntegerField(
+        null=True, blank=True, help_text="After this many days, only nodes that matter keep their full text."
+    )
+    keep_full_below = models.FloatField(
+        default=0.8, help_text="Past full_content_days, nodes with a confidence below this keep their full text."
+    )
 
     class Meta:
         ordering = ["slug"]
@@ -119,12 +129,23 @@ class Node(models.Model):
     confidence_raw = models.FloatField(null=True)
     confidence_scale = models.FloatField(default=1.0)
     round = models.IntegerField(null=True)
+    retry_of = models.CharField(
+        max_length=255, blank=True, default="",
+        help_text="The product id of the fused node this one replaces (kept like a parent: it may arrive later).",
+    )
+    attempt = models.IntegerField(null=True, help_text="1-based attempt number of a retried step.")
     is_error = models.BooleanField(default=False)
     fuse_state = models.SmallIntegerField(choices=FuseDecision.choices, default=FuseDecision.NONE)
     metrics = models.JSONField(default=dict)
     metadata = models.JSONField(default=dict)
     timestamp = models.DateTimeField()
     received_at = models.DateTimeField(default=timezone.now)
+    # Set by retention when content and raw_input were cut to their summary;
+    # the digests let a later copy of the full text be matched. Nullable, so the
+    # ingest's COPY leaves them out.
+    summarized_at = models.DateTimeField(null=True, blank=True)
+    content_sha256 = models.CharField(max_length=64, null=True, blank=True)
+    raw_input_sha256 = models.CharField(max_length=64, null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "product_id"], name="node_unique_per_project")]
@@ -143,6 +164,10 @@ class Node(models.Model):
     @property
     def status(self) -> str:
         return "error" if self.is_error else "ok"
+
+    @property
+    def content_tier(self) -> str:
+        return content_tier(self.summarized_at)
 
 
 class Edge(models.Model):
@@ -176,6 +201,8 @@ class Fuse(models.Model):
     event_id = models.CharField(max_length=255)
     decision = models.SmallIntegerField(choices=FuseDecision.choices)
     reason = models.TextField(blank=True, default="")
+    reason_code = models.CharField(max_length=64, blank=True, default="", help_text="A short stable code to group reasons by.")
+    policy_version = models.IntegerField(null=True, help_text="The fuse policy version that made the decision.")
     threshold = models.FloatField(null=True)
     by_agent_id = models.CharField(max_length=255, blank=True, default="")
     inline = models.BooleanField(default=False, help_text="Sent inside the node event itself.")
@@ -212,6 +239,37 @@ class Review(models.Model):
         return f"{self.verdict} {self.trace_id}"
 
 
+class Escalation(models.Model):
+    """The workflow handed a node to a person. Open until a review of that node,
+    or of its trace as a whole, arrives; that review closes it."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
+    trace = models.ForeignKey(Trace, models.CASCADE, related_name="escalations")
+    product_id = models.CharField(max_length=255)
+    event_id = models.CharField(max_length=255)
+    reason = models.TextField(blank=True, default="")
+    by_agent_id = models.CharField(max_length=255, blank=True, default="")
+    timestamp = models.DateTimeField()
+    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_by_review = models.ForeignKey(Review, models.SET_NULL, null=True, blank=True, related_name="closed_escalations")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["project", "timestamp"], name="escalation_project_time"),
+            models.Index(fields=["project", "product_id"], name="escalation_product"),
+            models.Index(
+                fields=["project", "-timestamp"], name="escalation_open", condition=models.Q(closed_at__isnull=True)
+            ),
+        ]
+
+    def __str__(self):
+        return f"escalation {self.product_id}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.closed_at is None
+
+
 class IngestedEvent(models.Model):
     """The per-project record of accepted event ids that makes ingest idempotent.
 
@@ -224,9 +282,6 @@ class IngestedEvent(models.Model):
 
     def __str__(self):
         return self.event_id
-
-
-
 
 
 class FindingKind(models.TextChoices):
@@ -279,3 +334,37 @@ class HealthFinding(models.Model):
 
     def __str__(self):
         return f"{self.kind} {self.product_id}"
+
+
+def content_tier(summarized_at) -> str:
+    """`full`, or `summary` once retention cut the node's text (the API's word)."""
+    return "full" if summarized_at is None else "summary"
+
+
+class RetentionRun(models.Model):
+    """One run of the retention job over one project: what it did, for the
+    settings page. A run that never finished (the process died) stays
+    `running` until the next run marks it `interrupted`; the job is idempotent,
+    so that next run completes the work."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        FINISHED = "finished"
+        INTERRUPTED = "interrupted"
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="retention_runs")
+    as_of = models.DateTimeField(help_text="The instant the rules were applied as of (the job's --now).")
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    nodes_summarized = models.BigIntegerField(default=0)
+    traces_deleted = models.BigIntegerField(default=0)
+    nodes_deleted = models.BigIntegerField(default=0)
+    batches = models.IntegerField(default=0)
+    settings = models.JSONField(default=dict, help_text="The retention settings the run applied.")
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "-started_at"], name="retention_run_latest")]
+
+    def __str__(self):
+        return f"{self.project_id} retention @ {self.as_of:%Y-%m-%d %H:%M}"

@@ -37,7 +37,9 @@ TEXT_ATTRIBUTES = {
     "denoise.source_type": "source_type",
     "denoise.content": "content",
     "denoise.raw_input": "raw_input",
+    "denoise.retry_of": "retry_of",
 }
+INT_ATTRIBUTES = {"denoise.round": "round", "denoise.attempt": "attempt"}
 METRIC_PREFIX = "denoise.metrics."
 
 # google.rpc.Code values for the Status body of a failed export.
@@ -247,8 +249,9 @@ def span_events(span: Span, resource: dict, scope) -> list[dict]:
         if key in attrs:
             value = attrs.pop(key)
             body[name] = value if isinstance(value, str) or value is None else str(value)
-    if "denoise.round" in attrs:
-        body["round"] = as_int(attrs.pop("denoise.round"))
+    for key, name in INT_ATTRIBUTES.items():
+        if key in attrs:
+            body[name] = as_int(attrs.pop(key))
     metrics = {**implied.metrics,
                **{key.removeprefix(METRIC_PREFIX): attrs.pop(key) for key in list(attrs) if key.startswith(METRIC_PREFIX)}}
     if metrics:
@@ -256,10 +259,16 @@ def span_events(span: Span, resource: dict, scope) -> list[dict]:
     decision = attrs.pop("denoise.fuse.decision", None)
     reason = attrs.pop("denoise.fuse.reason", None)
     threshold = attrs.pop("denoise.fuse.threshold", None)
+    reason_code = attrs.pop("denoise.fuse.reason_code", None)
+    policy_version = attrs.pop("denoise.fuse.policy_version", None)
     if decision is not None:
         body["fuse"] = {"decision": decision, "reason": "" if reason is None else str(reason)}
         if threshold is not None:
             body["fuse"]["threshold"] = as_number(threshold)
+        if reason_code is not None:
+            body["fuse"]["reason_code"] = reason_code
+        if policy_version is not None:
+            body["fuse"]["policy_version"] = as_int(policy_version)
     elif implied.fuse:
         body["fuse"] = implied.fuse
 

@@ -12,7 +12,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from provenance import otlp
 from provenance.api.body import BadEncoding, BodyTooLarge, read_body
-from provenance.auth import project_for_bearer
+from provenance.auth import active_key_for_bearer
 from provenance.ingest import ingest_events
 
 # While the database is unreachable, exporters are told to come back (503 is retryable in OTLP).
@@ -47,7 +47,7 @@ def traces(request):
 
 
 def export(request, media: str | None, reply_media: str) -> HttpResponse:
-    key = project_for_bearer(request.headers.get("Authorization"))
+    key = active_key_for_bearer(request.headers.get("Authorization"))
     if key is None:
         return failure(
             "an active API key is required: Authorization: Bearer <api_key>", 401, reply_media,

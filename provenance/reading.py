@@ -3,15 +3,22 @@
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
-
-from provenance.models import Edge, FuseDecision, Node, Project, Review, Trace, Verdict
-
 # Used by the trace explorer's reads below.
-from django.db.models import Case, F, Subquery, When  # noqa: E402
+from django.db.models import Case, Count, Exists, F, OuterRef, Q, QuerySet, Subquery, When  # noqa: E402
 from django.db.models.functions import Coalesce  # noqa: E402
 
-from provenance.models import Fuse  # noqa: E402
+from provenance.models import (
+    Edge,
+    Escalation,
+    Fuse,  # noqa: E402
+    FuseDecision,
+    Node,
+    Project,
+    Review,
+    Trace,
+    Verdict,
+    content_tier,
+)
 
 FUSE_NAMES = {int(choice): choice.label for choice in FuseDecision}
 
@@ -83,8 +90,12 @@ def parents_by_child(trace: Trace) -> dict[str, list[str]]:
 
 NODE_SUMMARY_FIELDS = (
     "pk", "product_id", "agent_id", "step", "source_type", "confidence", "confidence_raw", "fuse_state",
-    "is_error", "round", "timestamp",
+    "is_error", "round", "timestamp", "retry_of", "attempt", "summarized_at",
 )
+
+
+def isoformat(moment) -> str | None:
+    return moment.isoformat().replace("+00:00", "Z") if moment else None
 
 
 def node_summary(row: dict, parent_ids: list[str], trace_id: str) -> dict:
@@ -101,7 +112,10 @@ def node_summary(row: dict, parent_ids: list[str], trace_id: str) -> dict:
         "status": "error" if row["is_error"] else "ok",
         "round": row["round"],
         "parent_ids": parent_ids,
-        "timestamp": row["timestamp"].isoformat().replace("+00:00", "Z"),
+        "timestamp": isoformat(row["timestamp"]),
+        "retry_of": row["retry_of"] or None,
+        "attempt": row["attempt"],
+        "content_tier": content_tier(row["summarized_at"]),
     }
 
 
@@ -238,6 +252,35 @@ def node_neighbours(node: Node) -> tuple[list[tuple[str, dict | None]], list[dic
 
 def fuses_of(node: Node) -> QuerySet:
     return Fuse.objects.filter(project=node.project_id, product_id=node.product_id).order_by("timestamp", "pk")
+
+
+def fuse_summary(fuse: Fuse) -> dict:
+    return {
+        "decision": fuse.get_decision_display(),
+        "reason": fuse.reason,
+        "reason_code": fuse.reason_code or None,
+        "policy_version": fuse.policy_version,
+        "threshold": fuse.threshold,
+        "by_agent_id": fuse.by_agent_id,
+        "inline": fuse.inline,
+        "timestamp": isoformat(fuse.timestamp),
+    }
+
+
+def escalations_of(node: Node) -> QuerySet:
+    return Escalation.objects.filter(project=node.project_id, trace=node.trace_id, product_id=node.product_id).order_by(
+        "timestamp", "pk"
+    )
+
+
+def escalation_summary(escalation: Escalation) -> dict:
+    return {
+        "reason": escalation.reason,
+        "by_agent_id": escalation.by_agent_id or None,
+        "timestamp": isoformat(escalation.timestamp),
+        "open": escalation.is_open,
+        "closed_at": isoformat(escalation.closed_at),
+    }
 
 
 def reviews_of(node: Node, is_final: bool) -> QuerySet:

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from provenance import health_views, views
+from provenance import views
+from provenance.health import views as health_views
 
 app_name = "provenance"
 

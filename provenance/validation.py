@@ -12,9 +12,10 @@ from datetime import UTC, datetime
 from provenance.models import FuseDecision, Verdict
 
 MAX_ID_LENGTH = 255
-MAX_ROUND = 2**31 - 1  # the column is a 32-bit integer
-EVENT_TYPES = ("node", "fuse", "review")
+MAX_INT = 2**31 - 1  # integer columns are 32-bit
+EVENT_TYPES = ("node", "fuse", "review", "escalation")
 SOURCE_TYPE_MAX = 64
+REASON_CODE_MAX = 64
 FUSE_DECISIONS = {"accept": FuseDecision.ACCEPT, "downweight": FuseDecision.DOWNWEIGHT, "block": FuseDecision.BLOCK}
 VERDICTS = {v.value for v in Verdict}
 
@@ -31,6 +32,8 @@ class InlineFuse:
     decision: int
     reason: str
     threshold: float | None
+    reason_code: str = ""
+    policy_version: int | None = None
     by_agent_id: str = ""
 
 
@@ -54,6 +57,8 @@ class NodeEvent:
     metrics: dict
     metadata: dict
     fuse: InlineFuse | None
+    retry_of: str = ""
+    attempt: int | None = None
 
 
 @dataclass(slots=True)
@@ -73,6 +78,16 @@ class ReviewEvent:
     product_id: str
     verdict: str
     comment: str = field(default="")
+
+
+@dataclass(slots=True)
+class EscalationEvent:
+    event_id: str
+    timestamp: datetime
+    trace_id: str
+    product_id: str
+    reason: str
+    by_agent_id: str
 
 
 def is_number(value) -> bool:
@@ -104,6 +119,11 @@ def required_str(body: dict, name: str) -> str:
     return value
 
 
+def optional_id(body: dict, name: str) -> str:
+    """An optional reference to another id ("" when absent): the rules of an id, or absent."""
+    return "" if body.get(name) is None else required_str(body, name)
+
+
 def optional_str(body: dict, name: str, max_length: int | None = MAX_ID_LENGTH) -> str:
     value = body.get(name)
     if value is None:
@@ -115,6 +135,13 @@ def optional_str(body: dict, name: str, max_length: int | None = MAX_ID_LENGTH) 
     if "\x00" in value:
         # PostgreSQL text cannot hold NUL; keep the rest of the agent's text.
         value = value.replace("\x00", "\ufffd")
+    return value
+
+
+def optional_int(body: dict, name: str, minimum: int) -> int | None:
+    value = body.get(name)
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= MAX_INT):
+        raise EventError(f"{name}: must be an integer from {minimum} to {MAX_INT}")
     return value
 
 
@@ -136,10 +163,24 @@ def parse_fuse(value, prefix: str) -> InlineFuse:
     threshold = value.get("threshold")
     if threshold is not None and not is_number(threshold):
         raise EventError(f"{prefix}threshold: must be a number")
+    reason_code = value.get("reason_code")
+    if reason_code is not None and (
+        not isinstance(reason_code, str) or not reason_code.strip() or len(reason_code) > REASON_CODE_MAX
+        or not reason_code.isprintable()
+    ):
+        raise EventError(
+            f"{prefix}reason_code: must be a short code (1 to {REASON_CODE_MAX} printable characters), e.g. 'below_block'"
+        )
+    try:
+        policy_version = optional_int(value, "policy_version", 0)
+    except EventError as error:
+        raise EventError(prefix + error.message) from None
     return InlineFuse(
         decision=FUSE_DECISIONS[decision],
         reason=optional_str(value, "reason", None) if "reason" in value else "",
         threshold=None if threshold is None else float(threshold),
+        reason_code=(reason_code or "").strip(),
+        policy_version=policy_version,
     )
 
 
@@ -175,11 +216,11 @@ def parse_node(event_id: str, timestamp: datetime, body: dict) -> NodeEvent:
     # A parent listed twice is one edge; order is kept for display.
     parent_ids = list(dict.fromkeys(parent_ids))
 
-    round_ = body.get("round")
-    if round_ is not None and (
-        not isinstance(round_, int) or isinstance(round_, bool) or not 1 <= round_ <= MAX_ROUND
-    ):
-        raise EventError(f"round: must be an integer from 1 to {MAX_ROUND}")
+    round_ = optional_int(body, "round", 1)
+    attempt = optional_int(body, "attempt", 1)
+    retry_of = optional_id(body, "retry_of")
+    if retry_of == product_id:
+        raise EventError("retry_of: must name another node than product_id")
 
     status = body.get("status", "ok")
     if status not in ("ok", "error", None):
@@ -208,6 +249,8 @@ def parse_node(event_id: str, timestamp: datetime, body: dict) -> NodeEvent:
         metrics=optional_object(body, "metrics"),
         metadata=optional_object(body, "metadata"),
         fuse=fuse,
+        retry_of=retry_of,
+        attempt=attempt,
     )
 
 
@@ -228,7 +271,17 @@ def parse_review(event_id: str, timestamp: datetime, body: dict) -> ReviewEvent:
     return ReviewEvent(event_id, timestamp, trace_id, product_id, verdict, optional_str(body, "comment", None))
 
 
-PARSERS = {"node": parse_node, "fuse": parse_fuse_event, "review": parse_review}
+def parse_escalation(event_id: str, timestamp: datetime, body: dict) -> EscalationEvent:
+    trace_id = required_str(body, "trace_id")
+    product_id = required_str(body, "product_id")
+    reason = body.get("reason")
+    if reason is None:
+        raise EventError("reason: is required")
+    reason = optional_str(body, "reason", None)
+    return EscalationEvent(event_id, timestamp, trace_id, product_id, reason, optional_str(body, "by_agent_id"))
+
+
+PARSERS = {"node": parse_node, "fuse": parse_fuse_event, "review": parse_review, "escalation": parse_escalation}
 
 
 def event_id_of(event) -> str | None:
@@ -238,7 +291,10 @@ def event_id_of(event) -> str | None:
     return None
 
 
-def parse_event(event) -> NodeEvent | FuseEvent | ReviewEvent:
+Event = NodeEvent | FuseEvent | ReviewEvent | EscalationEvent
+
+
+def parse_event(event) -> Event:
     if not isinstance(event, dict):
         raise EventError("event: must be an object")
     event_id = event.get("id")
@@ -250,7 +306,7 @@ def parse_event(event) -> NodeEvent | FuseEvent | ReviewEvent:
         raise EventError("id: must not contain NUL characters")
     kind = event.get("type")
     if kind not in PARSERS:
-        raise EventError("type: must be one of node, fuse, review")
+        raise EventError(f"type: must be one of {', '.join(EVENT_TYPES)}")
     timestamp = parse_timestamp(event.get("timestamp"))
     body = event.get("body")
     if not isinstance(body, dict):

@@ -14,8 +14,16 @@ with `status: error`.
     chain.invoke(inputs, config={"callbacks": [handler]})
 
 Per-run hints go in LangChain's run metadata: `denoise_agent_id`, `denoise_step`,
-`denoise_source_type`, `denoise_confidence`. LLM runs whose generations carry
-token log probabilities get exp(mean log probability) as their confidence.
+`denoise_source_type`, `denoise_confidence` (`denoise_keep: True` keeps a run
+that would be skipped). LLM runs whose generations carry token log
+probabilities get exp(mean log probability) as their confidence.
+
+Pure plumbing is skipped by default, so the DAG shows agent steps rather than
+framework internals: chain runs under LangChain's own names (`RunnableLambda`
+for an anonymous lambda, `RunnablePassthrough`, `RunnableParallel<…>`, nested
+`RunnableSequence`s, output parsers, prompt templates) and chain runs that
+return their input unchanged. A failed run is never skipped; a skipped run's
+consumers are linked to what it carried, so provenance stays whole. `keep_plumbing=True` records every run.
 """
 
 import itertools
@@ -36,6 +44,17 @@ from denoiseflow.recorder import Recorder, get_recorder
 
 SOURCE_TYPES = {"llm": "reasoning", "tool": "tool_result", "retriever": "retrieval", "chain": ""}
 MAX_TEXT = 20_000
+PLUMBING_PREFIXES = ("Runnable",)
+PLUMBING_SUFFIXES = ("OutputParser", "Parser", "PromptTemplate")
+
+
+@dataclass
+class Output:
+    """What a finished child run handed on: its own node, or, skipped, what it carried."""
+
+    order: int
+    ids: tuple[str, ...]
+    consumed: bool = False  # a later sibling started from it
 
 
 @dataclass
@@ -49,8 +68,7 @@ class Run:
     started_at: datetime
     metadata: dict
     inherited: list[str]  # what this run consumed, before any child output
-    finished_children: list[tuple[int, str]] = field(default_factory=list)  # (finish order, product id)
-    consumed_by_siblings: set[str] = field(default_factory=set)
+    finished_children: list[Output] = field(default_factory=list)
 
 
 def text(value) -> str:
@@ -90,10 +108,12 @@ class DenoiseCallbackHandler(BaseCallbackHandler):
     # A failure to record must never fail the chain.
     raise_error = False
 
-    def __init__(self, recorder: Recorder | None = None, *, trace_id: str | None = None, agent_prefix: str = ""):
+    def __init__(self, recorder: Recorder | None = None, *, trace_id: str | None = None, agent_prefix: str = "",
+                 keep_plumbing: bool = False):
         self.recorder = recorder or get_recorder()
         self.trace_id = trace_id
         self.agent_prefix = agent_prefix
+        self.keep_plumbing = keep_plumbing
         self._runs: dict[UUID, Run] = {}
         self._order = itertools.count()
         self._lock = threading.Lock()
@@ -145,9 +165,12 @@ class DenoiseCallbackHandler(BaseCallbackHandler):
                 trace_id, inherited = self.trace_id or str(run_id), []
             else:
                 trace_id = parent.trace_id
-                before = [pid for finished, pid in parent.finished_children if finished < order]
-                inherited = [before[-1]] if before and not branch else list(parent.inherited)
-                parent.consumed_by_siblings.update(inherited)
+                before = [output for output in parent.finished_children if output.order < order]
+                if before and not branch:
+                    before[-1].consumed = True
+                    inherited = list(before[-1].ids)
+                else:
+                    inherited = list(parent.inherited)
             self._runs[run_id] = Run(kind, name, parent_run_id, trace_id, inputs, order, datetime.now(UTC),
                                      dict(options.get("metadata") or {}), inherited)
 
@@ -157,13 +180,16 @@ class DenoiseCallbackHandler(BaseCallbackHandler):
             if run is None:
                 return
             product_id = str(run_id)
-            own = [pid for _, pid in run.finished_children if pid not in run.consumed_by_siblings]
-            parents = own or run.inherited
+            own = [pid for handed in run.finished_children if not handed.consumed for pid in handed.ids]
+            parents = list(dict.fromkeys(own or run.inherited))
             parent = self._runs.get(run.parent) if run.parent else None
+            is_root = run.parent is None or parent is None
+            skipped = not is_root and status is None and self.is_plumbing(run, output)
             if parent is not None:
-                parent.finished_children.append((next(self._order), product_id))
+                parent.finished_children.append(Output(next(self._order), tuple(parents) if skipped else (product_id,)))
+        if skipped:
+            return
         hints = run.metadata
-        is_root = run.parent is None or parent is None
         self.recorder.record(
             run.trace_id,
             hints.get("denoise_agent_id") or f"{self.agent_prefix}{run.name}",
@@ -178,3 +204,10 @@ class DenoiseCallbackHandler(BaseCallbackHandler):
                       "duration_ms": round((datetime.now(UTC) - run.started_at).total_seconds() * 1000, 3)},
             product_id=product_id,
         )
+
+    def is_plumbing(self, run: Run, output: str) -> bool:
+        if self.keep_plumbing or run.kind != "chain" or run.metadata.get("denoise_keep"):
+            return False
+        if run.name.startswith(PLUMBING_PREFIXES) or run.name.endswith(PLUMBING_SUFFIXES):
+            return True
+        return output == text(run.inputs)  # handed its input on unchanged

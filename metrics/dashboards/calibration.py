@@ -1,12 +1,13 @@
 """Reliability diagram, expected calibration error, Brier score, the ROC of
 "confidence below t flags an incorrect answer" with the suggested threshold,
-and the correlation of uncertainty with incorrect verdicts (metrics.calibration,
-metrics.reviewed)."""
+and the correlation of uncertainty with incorrect verdicts (metrics.stats.calibration,
+metrics.counts.judged_reviews)."""
 
-from metrics import calibration, reviewed
+from metrics.counts import judged_reviews
 from metrics.params import ChartParams
+from metrics.stats import calibration
 
 
 def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
-    judged, unscored = reviewed.judged_nodes(project, params.start, params.end, params.filters, use_rollups)
+    judged, unscored = judged_reviews.judged_nodes(project, params.start, params.end, params.filters, use_rollups)
     return {"query": params.query(), "unscored_reviews": unscored, **calibration.summary(judged)}

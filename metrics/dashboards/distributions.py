@@ -1,15 +1,19 @@
 """Histograms of confidence and of each reported metric, overall and per
-step or agent, each with its shape and a bimodality flag (metrics.shape)."""
+step or agent, each with its shape and a bimodality flag (metrics.stats.bimodality)."""
 
 from dataclasses import dataclass
 
-from metrics import histograms, shape
+from metrics.counts import histograms
 from metrics.dashboards.series import label
-from metrics.figures import Question
-from metrics.histograms import BIN_WIDTH, CONFIDENCE, bin_start
 from metrics.params import ChartParams
+from metrics.questions import Question
+from metrics.rollups.schema import BIN_SCALE, BIN_WIDTH, bin_start
+from metrics.rollups.schema import CONFIDENCE_METRIC as CONFIDENCE
+from metrics.stats import bimodality
 
 MAX_BARS = 40
+ONE = BIN_SCALE  # the bin of a confidence of exactly 1.0
+LAST_CONFIDENCE_BIN = ONE - 1
 DEFAULT_BY = "step"
 
 
@@ -40,7 +44,7 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
 
 
 def histogram(bins: dict[int, int], metric: str) -> dict:
-    return {"bars": bars(bins, metric), "shape": shape.describe(bins).as_dict()}
+    return {"bars": bars(bins, metric), "shape": bimodality.describe(bins).as_dict()}
 
 
 def bars(bins: dict[int, int], metric: str) -> dict:
@@ -62,7 +66,7 @@ class Grid:
         present = [fold(bins, metric) for bins in histograms]
         used = [bin_ for bins in present for bin_ in bins]
         if metric == CONFIDENCE:
-            used += [0, 19]
+            used += [0, LAST_CONFIDENCE_BIN]
         if not used:
             return cls(0, 1, 0)
         low, high = min(used), max(used)
@@ -87,8 +91,8 @@ class Grid:
 
 
 def fold(bins: dict[int, int], metric: str) -> dict[int, int]:
-    if metric != CONFIDENCE or 20 not in bins:
+    if metric != CONFIDENCE or ONE not in bins:
         return bins
     folded = dict(bins)
-    folded[19] = folded.get(19, 0) + folded.pop(20)
+    folded[LAST_CONFIDENCE_BIN] = folded.get(LAST_CONFIDENCE_BIN, 0) + folded.pop(ONE)
     return folded

@@ -1,13 +1,14 @@
 """A metric's distribution per day or hour against a baseline window (by
 default the period of the same length just before), the population
 stability index and the Kolmogorov–Smirnov statistic over time, and which
-buckets cross the drift threshold (metrics.drift)."""
+buckets cross the drift threshold (metrics.stats.drift)."""
 
-from metrics import drift, histograms
+from metrics.counts import histograms
 from metrics.dashboards.distributions import Grid
 from metrics.dashboards.series import bucket_starts, isos
-from metrics.figures import Question, iso
 from metrics.params import ChartParams
+from metrics.questions import Question, iso
+from metrics.stats import drift
 
 
 def build(project, params: ChartParams, use_rollups: bool = True) -> dict:

@@ -1,10 +1,11 @@
 """Fuse decisions per agent and per round (accepted, downweighted, blocked),
 the top fuse reasons and the agents with the longest runs of fused nodes."""
 
-from metrics import reasons, windows
+from metrics import values
+from metrics.counts import fuse_reasons
 from metrics.dashboards.series import label, totals_row
-from metrics.figures import Question
 from metrics.params import ChartParams
+from metrics.questions import Question
 from provenance.models import FuseDecision
 
 TOP = 10
@@ -14,9 +15,9 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
     per_agent = Question(params.start, params.end, params.filters, by="agent_id",
                          metrics=("node_count", "fuse_rate", "consecutive_fuses"))
     per_round = Question(params.start, params.end, params.filters, by="round", metrics=("node_count", "fuse_rate"))
-    answered = [found for _, found in windows.answer(project, [per_agent, per_round], use_rollups=use_rollups)]
+    answered = [found for _, found in values.answer(project, [per_agent, per_round], use_rollups=use_rollups)]
     agents = rows(answered[0], per_agent)
-    found_reasons = reasons.counts(project, Question(params.start, params.end, params.filters), use_rollups)
+    found_reasons = fuse_reasons.counts(project, Question(params.start, params.end, params.filters), use_rollups)
     return {
         "query": params.query(),
         "by_agent": agents,

@@ -1,12 +1,12 @@
 """Headline figures now against the previous period, fuse rate over time per
 agent, high-uncertainty ratio over time, and the latest health findings."""
 
-from django.apps import apps
-
-from metrics import windows
+from metrics import values
+from metrics.catalog import METRICS, Totals
 from metrics.dashboards.series import bucket_starts, isos, series, series_by
-from metrics.figures import METRICS, Question, Totals, iso
 from metrics.params import ChartParams
+from metrics.questions import Question, iso
+from provenance.health import latest_report
 
 
 def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
@@ -16,7 +16,7 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
     overall = Question(params.start, params.end, params.filters, params.step,
                        metrics=("node_count", "trace_count", "high_uncertainty_ratio", "fuse_rate"))
     per_agent = Question(params.start, params.end, params.filters, params.step, "agent_id", metrics=("fuse_rate",))
-    answered = [found for _, found in windows.answer(project, [now, before, overall, per_agent], use_rollups=use_rollups)]
+    answered = [found for _, found in values.answer(project, [now, before, overall, per_agent], use_rollups=use_rollups)]
     return {
         "query": params.query(),
         "headline": {
@@ -34,14 +34,9 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
     }
 
 
-def latest_health(project) -> dict | None:
-    """The newest DAG health report's findings, when the health check is installed."""
-    try:
-        report_model = apps.get_model("provenance", "HealthReport")
-    except LookupError:
-        return None
-    report = (report_model.objects.filter(project=project, finished_at__isnull=False)
-              .order_by("-started_at", "-pk").first())
+def latest_health(project) -> dict:
+    """The newest DAG health report's findings."""
+    report = latest_report(project)
     if report is None:
         return {"checked_at": None, "findings": 0, "by_kind": {}}
     return {"checked_at": iso(report.checked_at), "findings": report.finding_count, "by_kind": report.counts}

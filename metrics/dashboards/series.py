@@ -1,6 +1,7 @@
 """Turning grouped totals into chart series."""
 
-from metrics.figures import METRICS, Question, Totals, buckets, iso
+from metrics.catalog import METRICS, Totals
+from metrics.questions import Question, buckets, iso
 
 
 def bucket_starts(question: Question) -> list:

@@ -110,6 +110,19 @@ def allow_blank(schema: dict) -> None:
             schema.pop("type")
 
 
+def describe_undescribed_answers(responses: dict) -> None:
+    """A view whose answers nobody described yet (a plain APIView without
+    @extend_schema) still documents that it answers JSON, under `default`, so
+    the document never claims "no body" for an endpoint that sends one."""
+    successes = [code for code in responses if code.startswith("2")]
+    if successes and all("content" not in responses[code] for code in successes if code != "204"):
+        for code in successes:
+            if code != "204":
+                responses.pop(code)
+        responses["default"] = {"description": "The answer (see the contract for its fields).",
+                                "content": {"application/json": {"schema": ANY}}}
+
+
 def add_error_responses(result, generator, request, public):
     """Postprocessing hook: every operation documents the error answers it can
     give, each with the one error shape, so clients (and schemathesis) know
@@ -127,6 +140,7 @@ def add_error_responses(result, generator, request, public):
                 if parameter.get("in") == "query":
                     allow_blank(parameter.get("schema", {}))
             responses = operation.setdefault("responses", {})
+            describe_undescribed_answers(responses)
             for code in error_codes_for(method, operation):
                 if code in responses:
                     continue

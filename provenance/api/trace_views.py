@@ -6,9 +6,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from provenance import dag, reading
-from provenance.models import Fuse, Node, Review, Trace
 from provenance.api import shapes
 from provenance.api.params import TimestampField
+from provenance.models import Node, Review, Trace
 
 
 class TracePagination(PageNumberPagination):
@@ -106,21 +106,20 @@ class NodeDetailView(APIView):
     def get(self, request, trace_id, product_id):
         node = get_node(request, trace_id, product_id)
         summary = reading.trace_nodes(node.trace, [node.pk])[0]
-        fuses = Fuse.objects.filter(project=node.project_id, product_id=node.product_id).order_by("timestamp", "pk")
         reviews = Review.objects.filter(project=node.project_id, trace=node.trace, product_id=node.product_id)
         return Response(
             {
                 **summary,
                 "content": node.content,
                 "raw_input": node.raw_input,
+                "content_tier": node.content_tier,
+                "content_sha256": node.content_sha256,
+                "raw_input_sha256": node.raw_input_sha256,
                 "confidence_scale": node.confidence_scale,
                 "metrics": node.metrics,
                 "metadata": node.metadata,
-                "fuses": [
-                    {"decision": f.get_decision_display(), "reason": f.reason, "threshold": f.threshold,
-                     "by_agent_id": f.by_agent_id, "inline": f.inline, "timestamp": f.timestamp}
-                    for f in fuses
-                ],
+                "fuses": [reading.fuse_summary(fuse) for fuse in reading.fuses_of(node)],
+                "escalations": [reading.escalation_summary(e) for e in reading.escalations_of(node)],
                 "reviews": [
                     {"verdict": r.verdict, "comment": r.comment, "timestamp": r.timestamp} for r in reviews
                 ],

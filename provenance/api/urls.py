@@ -1,6 +1,6 @@
 from django.urls import path
 
-from provenance.api import description_views, health_views, ingest_views, trace_views
+from provenance.api import description_views, health_views, ingest_views, project_views, trace_views
 
 urlpatterns = [
     path("", description_views.ApiRootView.as_view(), name="api-root"),
@@ -12,5 +12,6 @@ urlpatterns = [
     path("traces/<path:trace_id>/nodes/<path:product_id>/impact", trace_views.ImpactView.as_view(), name="api-impact"),
     path("traces/<path:trace_id>/nodes/<path:product_id>", trace_views.NodeDetailView.as_view(), name="api-node"),
     path("traces/<path:trace_id>", trace_views.TraceDetailView.as_view(), name="api-trace"),
+    path("project", project_views.ProjectView.as_view(), name="api-project"),
     path("health/latest", health_views.LatestHealthView.as_view(), name="api-health-latest"),
 ]

@@ -1,5 +1,6 @@
 """The LangChain callback handler: chain, LLM and tool runs become nodes whose
-parents follow the data through the run tree."""
+parents follow the data through the run tree; framework plumbing is skipped
+unless asked for, without breaking the chain of parents."""
 
 import pytest
 
@@ -31,8 +32,41 @@ def ticket_chain():
     return gather | prompt | FakeListLLM(responses=["Within 14 days."]) | StrOutputParser()
 
 
-def test_a_chain_run_becomes_a_provenance_dag(live_recorder, api):
-    handler = DenoiseCallbackHandler(live_recorder, trace_id="lc-1")
+def test_by_default_the_dag_shows_agent_steps_not_plumbing(live_recorder, api):
+    handler = DenoiseCallbackHandler(live_recorder, trace_id="lc-0")
+    assert ticket_chain().invoke("Where is my refund?", config={"callbacks": [handler]}) == "Within 14 days."
+    assert live_recorder.flush(timeout=10)
+
+    steps = nodes_of(api, "lc-0", key="step")
+    # Gone: the parallel map, the passthrough lambda, the prompt template, the output parser.
+    assert sorted(steps) == ["FakeListLLM", "RunnableSequence", "retrieve_policy"]
+    pid = {step: node["product_id"] for step, node in steps.items()}
+    assert steps["FakeListLLM"]["parent_ids"] == [pid["retrieve_policy"]]  # through the skipped map and prompt
+    assert steps["RunnableSequence"]["parent_ids"] == [pid["FakeListLLM"]]  # through the skipped parser
+    assert steps["RunnableSequence"]["source_type"] == "final_answer"
+
+
+def test_anonymous_lambdas_are_plumbing_but_failures_and_marked_runs_are_kept(live_recorder, api):
+    handler = DenoiseCallbackHandler(live_recorder, trace_id="lc-3")
+    shout = RunnableLambda(lambda text: text.upper())
+    kept = RunnableLambda(lambda text: text + "!").with_config(metadata={"denoise_keep": True})
+
+    def broken(text):
+        raise ValueError("parser failed")
+
+    chain = FakeListLLM(responses=["ok"]) | shout | kept | StrOutputParser() | RunnableLambda(broken, name="parse")
+    with pytest.raises(ValueError):
+        chain.invoke("hi", config={"callbacks": [handler]})
+    assert live_recorder.flush(timeout=10)
+    nodes = nodes_of(api, "lc-3", key="step")
+    assert sorted(nodes) == ["FakeListLLM", "RunnableLambda", "RunnableSequence", "parse"]
+    assert nodes["RunnableLambda"]["parent_ids"] == [nodes["FakeListLLM"]["product_id"]]
+    assert nodes["parse"]["status"] == "error"
+    assert nodes["parse"]["parent_ids"] == [nodes["RunnableLambda"]["product_id"]]
+
+
+def test_keep_plumbing_records_every_run(live_recorder, api):
+    handler = DenoiseCallbackHandler(live_recorder, trace_id="lc-1", keep_plumbing=True)
     assert ticket_chain().invoke("Where is my refund?", config={"callbacks": [handler]}) == "Within 14 days."
     assert live_recorder.flush(timeout=10)
 

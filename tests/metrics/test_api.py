@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from metrics.refresh import refresh_rollups
+from metrics.rollups.refresh import refresh_rollups
 from tests.conftest import BASE_TIME, node_event, review_event
 from tests.metrics.traffic import post_in_batches, workflow_events
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from metrics.refresh import refresh_rollups
+from metrics.rollups.refresh import refresh_rollups
 from tests.conftest import node_event
 
 PAGES = ["", "fuses/", "uncertainty/", "drift/", "calibration/"]

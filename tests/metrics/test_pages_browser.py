@@ -7,7 +7,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from metrics.refresh import refresh_rollups
+from metrics.rollups.refresh import refresh_rollups
 from provenance.ingest import ingest_events
 from tests.conftest import review_event
 from tests.metrics.traffic import workflow_events

@@ -6,8 +6,8 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 
-from metrics.definitions import window_values
-from metrics.refresh import refresh_rollups
+from metrics.rollups.refresh import refresh_rollups
+from metrics.values import window_values
 from tests.conftest import BASE_TIME, node_event, review_event
 
 pytestmark = pytest.mark.sqlite_smoke

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from metrics.definitions import METRICS, Filters, many_window_values, window_values
+from metrics.values import METRICS, Filters, many_window_values, window_values
 from tests.conftest import BASE_TIME, fuse_event, node_event
 
 START, END = BASE_TIME, BASE_TIME + timedelta(minutes=15)

@@ -4,7 +4,7 @@ nodes without confidence, inline and late fuse decisions."""
 import random
 from datetime import timedelta
 
-from metrics.figures import Filters
+from metrics.questions import Filters
 from tests.conftest import BASE_TIME, fuse_event, node_event
 
 AGENTS = ("retriever", "reasoner", "verifier")

@@ -56,3 +56,20 @@ def test_a_span_without_a_parent_in_snake_case_ids_is_accepted(otlp_post, api):
     nodes = api.get("/api/v1/traces/0af7651916cd43dd8448eb211c80319c").json()["nodes"]
     assert [n["product_id"] for n in nodes] == ["b7ad6b7169203331"]
     assert nodes[0]["agent_id"] == "unknown_service"
+
+
+def test_fuse_loop_attributes_map_to_their_fields(otlp_post, api):
+    def attribute(key, value):
+        kind = "intValue" if isinstance(value, int) else "stringValue"
+        return {"key": key, "value": {kind: str(value) if kind == "intValue" else value}}
+
+    span = {"traceId": "0af7651916cd43dd8448eb211c80319d", "spanId": "b7ad6b7169203332", "name": "retrieve",
+            "startTimeUnixNano": "1763629200000000000",
+            "attributes": [attribute("denoise.retry_of", "b7ad6b7169203331"), attribute("denoise.attempt", 2),
+                           attribute("denoise.fuse.decision", "block"), attribute("denoise.fuse.reason_code", "below_block"),
+                           attribute("denoise.fuse.policy_version", 4)]}
+    assert otlp_post(orjson.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})).status_code == 200
+
+    node = api.get("/api/v1/traces/0af7651916cd43dd8448eb211c80319d/nodes/b7ad6b7169203332").json()
+    assert (node["retry_of"], node["attempt"]) == ("b7ad6b7169203331", 2)
+    assert (node["fuses"][0]["reason_code"], node["fuses"][0]["policy_version"]) == ("below_block", 4)

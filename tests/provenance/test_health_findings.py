@@ -83,7 +83,7 @@ GLOBEX_FINDINGS = {("broken_link", "g-main", "b9", "parent 'q' does not exist")}
 @pytest.fixture(params=["tarjan-only", "trimmed-first", "trimming-cut-short"])
 def cycle_strategy(request, monkeypatch):
     """Cycles come out the same whether SQL trims the graph first or not, and when trimming stops early."""
-    from provenance import dag_faults
+    from provenance.health import faults as dag_faults
 
     if request.param != "tarjan-only":
         monkeypatch.setattr(dag_faults, "PYTHON_LINKS", 0)

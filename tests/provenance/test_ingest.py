@@ -197,7 +197,7 @@ def test_inline_block_makes_the_node_fused(api, ingest):
     assert node["fused"] is True
     assert node["fuses"][0] | {"timestamp": None} == {
         "decision": "block", "reason": "below 0.5", "threshold": 0.5, "by_agent_id": "agent", "inline": True,
-        "timestamp": None,
+        "timestamp": None, "reason_code": None, "policy_version": None,
     }
 
 

@@ -1,8 +1,8 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from alerts import evaluation
+from denoise_dashboard.command_options import add_now_argument
 
 
 class Command(BaseCommand):
@@ -10,15 +10,9 @@ class Command(BaseCommand):
             "delivery attempt of the notifications it produces.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--now", help="ISO 8601 time to evaluate at, e.g. 2026-11-20T09:15:00Z")
+        add_now_argument(parser, "evaluate the rules")
 
     def handle(self, *args, now=None, **options):
-        moment = timezone.now()
-        if now:
-            moment = parse_datetime(now.strip().replace("Z", "+00:00"))
-            if moment is None:
-                raise CommandError(f"--now: {now!r} is not an ISO 8601 time")
-            if timezone.is_naive(moment):
-                moment = timezone.make_aware(moment, timezone.get_default_timezone())
+        moment = now or timezone.now()
         delivery_ids = evaluation.tick(moment)
         self.stdout.write(f"evaluated alert rules as of {moment.isoformat()}; {len(delivery_ids)} notification(s)")

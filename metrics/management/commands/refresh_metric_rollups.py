@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from metrics.refresh import refresh_rollups
+from metrics.rollups.refresh import refresh_rollups
 
 
 class Command(BaseCommand):

@@ -1,15 +1,15 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from denoise_dashboard.command_options import add_now_argument
 from provenance import health
 from provenance.models import Project
-from provenance.validation import EventError, parse_timestamp
 
 
 class Command(BaseCommand):
     help = "Runs the DAG health check (the nightly job) and stores one report per project."
 
     def add_arguments(self, parser):
-        parser.add_argument("--now", help="judge the DAG as of this ISO 8601 instant (default: now)")
+        add_now_argument(parser, "judge the DAG")
         parser.add_argument("--project", help="check only this project (slug)")
         parser.add_argument(
             "--due", action="store_true",
@@ -17,10 +17,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, now=None, project=None, due=False, **options):
-        try:
-            moment = parse_timestamp(now) if now else None
-        except EventError as error:
-            raise CommandError(f"--now: {error.message.removeprefix('timestamp: ')}") from None
+        moment = now
         if project:
             found = Project.objects.filter(slug=project).first()
             if found is None:

@@ -1,0 +1,242 @@
+"""`/api/v1/datasets` and `/api/v1/runs`: parse, call the domain modules, answer.
+
+Every lookup is scoped to the key's project: another project's dataset or run
+answers 404, as if it did not exist.
+"""
+
+from urllib.parse import urlencode
+
+from django.http import Http404
+from rest_framework import status
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from evals import comparison, datasets, drift, jsonl, runs, validation
+from evals.models import Dataset, Run
+from evals.validation import Invalid
+from provenance.api.errors import error_response
+
+DEFAULT_PAGE = 100
+MAX_PAGE = 1000
+
+
+def invalid(error: Invalid) -> Response:
+    return error_response(str(error), status.HTTP_400_BAD_REQUEST, fields={error.field: error.message})
+
+
+def not_found(what: str) -> Response:
+    return error_response(f"{what} not found", status.HTTP_404_NOT_FOUND)
+
+
+def int_param(request, name: str, default=None, minimum: int = 0, maximum: int | None = None):
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise Invalid(name, "must be an integer") from None
+    if value < minimum or (maximum is not None and value > maximum):
+        bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
+        raise Invalid(name, f"must be {bound}")
+    return value
+
+
+def page(request, queryset) -> tuple[list, dict]:
+    """`?limit=&offset=` over a list answer; the next page is in a `Link` header,
+    the total in `X-Total-Count`, so the body stays the plain list the contract shows."""
+    limit = int_param(request, "limit", DEFAULT_PAGE, 1, MAX_PAGE)
+    offset = int_param(request, "offset", 0)
+    rows = list(queryset[offset: offset + limit + 1])
+    headers = {}
+    if len(rows) > limit:
+        rows = rows[:limit]
+        query = {**request.query_params.dict(), "limit": limit, "offset": offset + limit}
+        headers["Link"] = f'<{request.build_absolute_uri(request.path)}?{urlencode(query)}>; rel="next"'
+    return rows, headers
+
+
+class EvalApiView(APIView):
+    renderer_classes = [JSONRenderer, jsonl.JSONLinesRenderer]
+
+    def perform_content_negotiation(self, request, force=False):
+        # `?format=jsonl` asks for JSON Lines out of a GET; a POST with it sends
+        # JSON Lines in (see item_values) and is answered in JSON.
+        if request.method != "GET":
+            return JSONRenderer(), JSONRenderer.media_type
+        return super().perform_content_negotiation(request, force)
+
+    def handle_exception(self, exc):
+        if isinstance(exc, Invalid):
+            return invalid(exc)
+        return super().handle_exception(exc)
+
+    def dataset(self, name: str) -> Dataset:
+        found = Dataset.objects.select_related("project").filter(project=self.request.user.project, name=name).first()
+        if found is None:
+            raise Http404(f"dataset {name!r} not found")
+        return found
+
+    def run(self, run_id) -> Run:
+        found = Run.objects.select_related("dataset", "project").filter(project=self.request.user.project,
+                                                                         pk=run_id).first()
+        if found is None:
+            raise Http404(f"run {run_id} not found")
+        return found
+
+
+class DatasetListView(EvalApiView):
+    def get(self, request):
+        found, headers = page(request, Dataset.objects.filter(project=request.user.project).order_by("name"))
+        return Response(datasets.listing(found), headers=headers)
+
+    def post(self, request):
+        data = request.data
+        if not isinstance(data, dict):
+            raise Invalid("name", 'the body must be a JSON object {"name": ..., "description": ...}')
+        name = validation.dataset_name(data.get("name"))
+        description = validation.text(data.get("description"), "description")
+        try:
+            dataset = datasets.create_dataset(request.user.project, name, description)
+        except datasets.NameTaken:
+            return error_response(f"a dataset named {name!r} already exists in this project", status.HTTP_409_CONFLICT,
+                                  fields={"name": "already taken"})
+        return Response(datasets.dataset_json(dataset, 0), status=status.HTTP_201_CREATED)
+
+
+class DatasetDetailView(EvalApiView):
+    def get(self, request, name):
+        dataset = self.dataset(name)
+        version = int_param(request, "version", dataset.version)
+        if version > dataset.version:
+            return not_found(f"version {version} of {name!r} (the newest is {dataset.version})")
+        items = [datasets.item_json(row) for row in datasets.items_at(dataset, version).order_by("item_id")]
+        if request.accepted_renderer.format == "jsonl":
+            response = Response(items)
+            response["Content-Disposition"] = f'attachment; filename="{dataset.name}-v{version}.jsonl"'
+            return response
+        return Response({**datasets.dataset_json(dataset, len(items)), "version": version,
+                         "newest_version": dataset.version, "items": items})
+
+
+def item_values(request) -> list:
+    """The items of a POST: `{"items": [...]}` as JSON, or one ITEM per line
+    with `?format=jsonl` (or an application/x-ndjson body)."""
+    content_type = request.content_type.split(";")[0].strip()
+    if request.query_params.get("format") == "jsonl" or content_type == jsonl.MEDIA_TYPE:
+        return jsonl.parse(request.body)
+    return validation.batch(request.data, "items")
+
+
+class DatasetItemsView(EvalApiView):
+    def post(self, request, name):
+        dataset = self.dataset(name)
+        imported = request.query_params.get("format") == "jsonl"
+        items = validation.items(item_values(request))
+        replace = request.query_params.get("replace") in ("1", "true", "yes")
+        change = datasets.apply_items(dataset, items, remove_others=replace, action="import" if imported else "items",
+                                      note=f"{len(items)} items" + (" (import)" if imported else ""))
+        return Response(change.as_json())
+
+
+class DatasetItemView(EvalApiView):
+    def delete(self, request, name, item_id):
+        dataset = self.dataset(name)
+        try:
+            change = datasets.delete_item(dataset, item_id)
+        except datasets.NoSuchItem:
+            return not_found(f"item {item_id!r} in {name!r}")
+        return Response(change.as_json())
+
+
+class DatasetRollbackView(EvalApiView):
+    def post(self, request, name):
+        dataset = self.dataset(name)
+        version = request.data.get("version") if isinstance(request.data, dict) else None
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise Invalid("version", "required: the version number to roll back to")
+        return Response(datasets.rollback(dataset, version).as_json())
+
+
+class DatasetRecheckView(EvalApiView):
+    def post(self, request, name):
+        dataset = self.dataset(name)
+        values = validation.batch(request.data, "values")
+        parsed = [validation.recheck_value(value, f"values[{index}]") for index, value in enumerate(values)]
+        drifted = drift.recheck(dataset, parsed)
+        return Response({"drifted": drifted, "checked": len(parsed)})
+
+
+class DatasetVersionsView(EvalApiView):
+    def get(self, request, name):
+        dataset = self.dataset(name)
+        found, headers = page(request, dataset.versions.order_by("-number"))
+        return Response([
+            {"version": v.number, "created_at": v.created_at, "action": v.action, "note": v.note,
+             "created": v.created, "updated": v.updated, "deleted": v.deleted, "item_count": v.item_count}
+            for v in found
+        ], headers=headers)
+
+
+class RunListView(EvalApiView):
+    def get(self, request):
+        name = request.query_params.get("dataset")
+        if name:
+            queryset = runs.runs_of(self.dataset(name))
+        else:
+            queryset = Run.objects.filter(project=request.user.project).select_related("dataset").order_by(
+                "-created_at", "-pk")
+        found, headers = page(request, queryset)
+        return Response(runs.listing(found), headers=headers)
+
+    def post(self, request):
+        data = request.data
+        if not isinstance(data, dict):
+            raise Invalid("dataset", 'the body must be a JSON object {"dataset": ..., "name": ...}')
+        name = data.get("dataset")
+        if not isinstance(name, str) or not name:
+            raise Invalid("dataset", "required: the dataset's name")
+        dataset = self.dataset(name)
+        version = data.get("dataset_version")
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+            raise Invalid("dataset_version", "must be an integer")
+        metadata = data.get("metadata")
+        if metadata is not None and not isinstance(metadata, dict):
+            raise Invalid("metadata", "must be an object")
+        run = runs.open_run(request.user.project, dataset, version, validation.text(data.get("name"), "name", 200),
+                            validation.finite_json(metadata, "metadata"))
+        return Response(runs.run_json(run), status=status.HTTP_201_CREATED)
+
+
+class RunDetailView(EvalApiView):
+    def get(self, request, run_id):
+        return Response(runs.summary(self.run(run_id)))
+
+
+class RunResultsView(EvalApiView):
+    def post(self, request, run_id):
+        run = self.run(run_id)
+        values = validation.batch(request.data, "results")
+        try:
+            answers = runs.post_results(run, values)
+        except runs.RunFinished:
+            return error_response(f"run {run.pk} is finished: it takes no more results", status.HTTP_409_CONFLICT)
+        return Response([a.as_json() for a in answers], status=status.HTTP_207_MULTI_STATUS)
+
+
+class RunFinishView(EvalApiView):
+    def post(self, request, run_id):
+        return Response(runs.summary(runs.finish(self.run(run_id))))
+
+
+class RunCompareView(EvalApiView):
+    def get(self, request, run_id):
+        run = self.run(run_id)
+        other_id = int_param(request, "to", minimum=1)
+        if other_id is None:
+            raise Invalid("to", "required: the id of the run to compare with")
+        other = self.run(other_id)
+        if other.dataset_id != run.dataset_id:
+            raise Invalid("to", f"run {other.pk} is of dataset {other.dataset.name!r}, not {run.dataset.name!r}")
+        return Response(comparison.compare(run, other))

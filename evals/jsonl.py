@@ -1,0 +1,51 @@
+"""JSON Lines for truth sets: one ITEM per line, so a team keeps them in git
+and a diff shows one changed item as one changed line."""
+
+import json
+
+from rest_framework.renderers import BaseRenderer
+
+from evals.validation import Invalid
+
+MEDIA_TYPE = "application/x-ndjson"
+MAX_LINES = 10_000
+
+
+def dump(items: list[dict]) -> bytes:
+    return "".join(json.dumps(item, ensure_ascii=False, sort_keys=True) + "\n" for item in items).encode()
+
+
+def parse(body: bytes, field: str = "items", max_lines: int = MAX_LINES) -> list:
+    """The lines' values; blank lines are skipped. A line that is not JSON is
+    named by its index among the items and its line number."""
+    try:
+        text = body.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise Invalid(field, "the file is not UTF-8 text") from None
+    values = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        if len(values) >= max_lines:
+            raise Invalid(field, f"at most {max_lines:,} lines per import")
+        try:
+            values.append(json.loads(line))
+        except ValueError as error:
+            raise Invalid(f"{field}[{len(values)}]", f"line {number} is not JSON: {error.msg}") from None
+    return values
+
+
+class JSONLinesRenderer(BaseRenderer):
+    """`?format=jsonl`: a list as one JSON value per line; anything else (an
+    error) as a single line."""
+
+    media_type = MEDIA_TYPE
+    format = "jsonl"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        if data is None:
+            return b""
+        if isinstance(data, list):
+            return dump(data)
+        return dump([data])

@@ -1,9 +1,0 @@
-from django.urls import path
-
-from metrics import api_views
-
-urlpatterns = [
-    path("metrics/values", api_views.ValuesView.as_view(), name="api-metrics-values"),
-    path("metrics/options", api_views.OptionsView.as_view(), name="api-metrics-options"),
-    path("metrics/<slug:name>", api_views.DashboardView.as_view(), name="api-metrics-dashboard"),
-]

@@ -1,0 +1,88 @@
+"""Which confidence a review judges.
+
+A review naming a product_id judges that node. A trace-level review judges
+the trace's final answer, by the rule of provenance.reading.final_answer: the
+newest node with source_type "final_answer", else the newest node that
+nothing in the trace consumed. When a node was reviewed more than once, the
+newest review counts. Reviews whose node is missing or has no confidence are
+counted apart ("unscored"). Filters apply to the judged node; the window to
+the review's timestamp.
+"""
+
+from datetime import datetime
+
+import orjson
+from django.db import connection
+
+from metrics.models import ReviewTarget
+from metrics.questions import Filters
+from metrics.rollups.schema import DIMENSIONS, NODE, REVIEW_TARGET_SQL
+from metrics.rollups.snapshot import one_snapshot
+from metrics.rollups.watermark import read_marks
+from metrics.stats.calibration import Judged
+from provenance.models import Review, Verdict
+
+TARGET = ReviewTarget._meta.db_table
+
+
+def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Filters(),
+                 use_targets: bool = True) -> tuple[list[Judged], int]:
+    """(the judged nodes with a confidence, how many reviews could not be scored).
+
+    Targets come from metrics.models.ReviewTarget where the refresh resolved
+    them and nothing has changed since (no new node in the review's trace, no
+    new node with the product it names); the rest are resolved here.
+    `use_targets=False` resolves every review here (the benchmark's baseline)."""
+    marks = read_marks()
+    node_mark, review_mark = marks.node, marks.review
+    if not use_targets:
+        review_mark = 0
+    reviews = Review.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end).values(
+        "pk", "timestamp", "verdict", "trace_id", "product_id", "project_id")
+    sql, params = reviews.query.sql_with_params()
+    resolved_here = REVIEW_TARGET_SQL.format(review="r", limit="")
+    figures = "confidence, metrics, agent_id, step, source_type, round"
+    with one_snapshot(), connection.cursor() as cursor:
+        # One statement: targets the refresh resolved (with the node's figures)
+        # where nothing changed since, the rest resolved here; then the newest
+        # review per judged node.
+        cursor.execute(
+            f"""
+            WITH fresh AS (SELECT trace_id, product_id FROM {NODE} WHERE project_id = %s AND id > %s),
+            reviews AS (
+                SELECT r.*, t.review_id IS NOT NULL AND r.pk <= %s
+                            AND r.trace_id NOT IN (SELECT trace_id FROM fresh)
+                            AND (r.product_id = '' OR r.product_id NOT IN (SELECT product_id FROM fresh)) AS settled,
+                       t.node_pk, {", ".join(f"t.{c}" for c in figures.split(", "))}
+                FROM ({sql}) AS r LEFT JOIN {TARGET} t ON t.review_id = r.pk
+            ),
+            mapped AS (
+                SELECT timestamp, pk, verdict, node_pk AS target, {figures} FROM reviews WHERE settled
+                UNION ALL
+                SELECT r.timestamp, r.pk, r.verdict, n.id, {", ".join(f"n.{c}" for c in figures.split(", "))}
+                FROM reviews r LEFT JOIN {NODE} n ON n.id = ({resolved_here})
+                WHERE NOT r.settled
+            )
+            SELECT target, verdict, {figures} FROM (
+                SELECT *, ROW_NUMBER() OVER (PARTITION BY target ORDER BY timestamp DESC, pk DESC) AS newest
+                FROM mapped
+            ) AS m
+            WHERE newest = 1 OR target IS NULL
+            """,
+            [project.pk, node_mark, review_mark, *params],
+        )
+        rows = cursor.fetchall()
+    wanted = [(DIMENSIONS.index(column), value) for column, value in filters.dimensions.items()]
+    judged, unscored = [], 0
+    for target, verdict, confidence, metrics, *dimensions in rows:
+        if target is None:
+            unscored += 1
+        elif wanted and any(dimensions[index] != value for index, value in wanted):
+            continue
+        elif confidence is None:
+            unscored += 1
+        else:
+            if isinstance(metrics, (str, bytes)):
+                metrics = orjson.loads(metrics)
+            judged.append(Judged(confidence, verdict == Verdict.CORRECT, metrics if isinstance(metrics, dict) else {}))
+    return judged, unscored

@@ -1,0 +1,46 @@
+"""The values the filter selects offer: every agent, step, source type and
+round the project has used."""
+
+from django.db import connection
+
+from metrics.models import DayHistogram, HourRollup
+from metrics.rollups.schema import DIMENSIONS, SINGLE_DIMENSION_MASKS, is_metric_value
+from metrics.rollups.watermark import read_marks
+from provenance.bulk import is_postgres
+from provenance.models import Node
+
+
+def filter_options(project) -> dict[str, list]:
+    found = {column: set() for column in DIMENSIONS}
+    if is_postgres():
+        # Single-dimension rollup rows name every value cheaply; nodes newer than the watermark add the rest.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT DISTINCT mask, agent_id, step, source_type, round FROM {HourRollup._meta.db_table} "
+                f"WHERE project_id = %s AND mask IN ({', '.join(map(str, SINGLE_DIMENSION_MASKS))})",
+                [project.pk],
+            )
+            for mask, *values in cursor.fetchall():
+                column = SINGLE_DIMENSION_MASKS[mask]
+                found[column].add(values[DIMENSIONS.index(column)])
+        recent = Node.objects.filter(project=project, pk__gt=read_marks().node)
+    else:
+        recent = Node.objects.filter(project=project)
+    for column in DIMENSIONS:
+        found[column].update(recent.order_by().values_list(column, flat=True).distinct())
+    options = {column: sorted(v for v in values if v not in (None, "")) for column, values in found.items()}
+    options["metric"] = metric_names(project)
+    return options
+
+
+def metric_names(project) -> list[str]:
+    """The names reported in Node.metrics (from the histogram rollup; the raw
+    scan only where there are no rollups)."""
+    if is_postgres():
+        names = DayHistogram.objects.filter(project=project).exclude(metric="").values_list("metric", flat=True)
+        return sorted(set(names.order_by().distinct()))
+    names = set()
+    for reported in Node.objects.filter(project=project).values_list("metrics", flat=True).iterator():
+        if isinstance(reported, dict):
+            names.update(name for name, value in reported.items() if is_metric_value(value))
+    return sorted(names)

@@ -1,0 +1,85 @@
+"""What a read of the metrics asks: a window, its filters, its series step
+and the dimension it is split by (Question), and the UTC-aligned buckets that
+cuts the window into."""
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from metrics import catalog
+from metrics.catalog import METRICS
+from metrics.rollups.schema import DIMENSIONS
+
+
+@dataclass(frozen=True)
+class Filters:
+    agent_id: str = ""
+    step: str = ""
+    source_type: str = ""
+    round: int | None = None
+
+    @property
+    def dimensions(self) -> dict:
+        """The filters that are set, as {column: value}."""
+        values = {"agent_id": self.agent_id, "step": self.step, "source_type": self.source_type}
+        chosen = {column: value for column, value in values.items() if value}
+        if self.round is not None:
+            chosen["round"] = self.round
+        return chosen
+
+
+STEPS = ("", "minute", "hour", "day")
+STEP_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
+
+
+@dataclass(frozen=True)
+class Question:
+    """Totals over [start, end) of the nodes matching `filters`: one per
+    `step` bucket (UTC-aligned; "" is the whole window) and per value of the
+    dimension `by` ("" is all together). `metrics` names the metrics the
+    caller will read: the work only they need (distinct traces, fused runs)
+    is skipped for the others, whose figures are then left incomplete."""
+
+    start: datetime
+    end: datetime
+    filters: Filters = Filters()
+    step: str = ""
+    by: str = ""
+    metrics: tuple[str, ...] = METRICS
+
+    @property
+    def needs_runs(self) -> bool:
+        return catalog.needs_runs(self.metrics)
+
+    @property
+    def needs_traces(self) -> bool:
+        return catalog.needs_traces(self.metrics)
+
+    def __post_init__(self):
+        if self.step not in STEPS:
+            raise ValueError(f"step must be one of {STEPS}")
+        if self.by and self.by not in DIMENSIONS:
+            raise ValueError(f"by must be one of {DIMENSIONS}")
+
+
+def bucket_floor(moment: datetime, step: str) -> datetime:
+    """The UTC-aligned start of the `step` bucket holding `moment`."""
+    seconds = STEP_SECONDS[step]
+    epoch = int(moment.timestamp()) // seconds * seconds
+    return datetime.fromtimestamp(epoch, UTC)
+
+
+def buckets(question: Question) -> list[tuple[datetime, datetime]]:
+    """The question's buckets as [start, end) pairs clipped to its window."""
+    if not question.step:
+        return [(question.start, question.end)] if question.start < question.end else []
+    width = timedelta(seconds=STEP_SECONDS[question.step])
+    result, edge = [], question.start
+    while edge < question.end:
+        following = bucket_floor(edge, question.step) + width
+        result.append((edge, min(following, question.end)))
+        edge = following
+    return result
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")

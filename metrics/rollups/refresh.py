@@ -1,0 +1,394 @@
+"""Folds new nodes and fuse decisions into the rollups (PostgreSQL only; on
+other databases every figure comes from the raw scan).
+
+The watermark is the pair (max node id, max fuse id) read while both tables are
+briefly share-locked, so every row at or below it is committed: a transaction
+that took a smaller id cannot commit later and be skipped. Then, in one
+transaction with the new watermark:
+
+- hour rollups are recomputed for every (project, hour) that got a node, or a
+  node of which got a fuse decision, since the last refresh (fuse decisions
+  arriving after their node change old hours); a project never rolled up, or
+  whose high-uncertainty threshold changed, is rebuilt whole;
+- trace spans are recomputed for the traces that got nodes, and review
+  targets for new reviews and the reviews of those traces;
+- day histograms and hour fuse reasons, which only ever grow, get the new
+  rows added.
+
+Running it twice changes nothing the second time.
+"""
+
+import time
+from dataclasses import dataclass
+
+from django.db import OperationalError, connection, transaction
+from django.utils import timezone
+
+from metrics.catalog import SUMS
+from metrics.models import (
+    DayHistogram,
+    HourFuseReason,
+    HourRollup,
+    ReviewTarget,
+    RolledProject,
+    TraceSpan,
+    Watermark,
+)
+from metrics.rollups.schema import (
+    AGENT_MASKS,
+    DIMENSIONS,
+    EVERY_DIMENSION,
+    FUSE,
+    FUSE_REASON_PAIRS,
+    MASKS,
+    NO_DIMENSIONS,
+    NODE,
+    PLACEHOLDERS,
+    PROJECT,
+    REVIEW,
+    REVIEW_TARGET_SQL,
+    TRACE,
+    bin_sql,
+    histogram_values_sql,
+    mask_columns,
+)
+from metrics.rules import COUNTED, FUSED, HIGH_UNCERTAINTY
+from provenance.bulk import is_postgres
+
+TARGET, ROLLUP, SPAN = ReviewTarget._meta.db_table, HourRollup._meta.db_table, TraceSpan._meta.db_table
+HISTOGRAM, REASON = DayHistogram._meta.db_table, HourFuseReason._meta.db_table
+ADVISORY_LOCK = 0x6D657472  # "metr"
+# Summed per (hour, trace, dimensions), then per mask; traces and low_traces are counted apart.
+COUNTS = tuple(name for name in SUMS if name not in ("traces", "low_traces"))
+
+
+@dataclass
+class RefreshReport:
+    skipped: bool = False
+    nodes: int = 0
+    fuses: int = 0
+    hours: int = 0
+    rebuilt_projects: int = 0
+    seconds: float = 0.0
+
+    def __str__(self):
+        if self.skipped:
+            return "skipped: another refresh is running or ingest held the tables too long"
+        return (f"{self.nodes} new node(s), {self.fuses} new fuse decision(s), {self.hours} hour(s) recomputed, "
+                f"{self.rebuilt_projects} project(s) rebuilt in {self.seconds:.2f} s")
+
+
+def refresh_rollups() -> RefreshReport:
+    started = time.perf_counter()
+    if not is_postgres():
+        return RefreshReport(skipped=True)
+    try:
+        node_high, fuse_high, review_high = committed_high_ids()
+    except OperationalError:
+        return RefreshReport(skipped=True)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [ADVISORY_LOCK])
+        if not cursor.fetchone()[0]:
+            return RefreshReport(skipped=True)
+        # Rebuilds sort every node of a project; keep those sorts in memory.
+        cursor.execute("SET LOCAL work_mem = '256MB'")
+        # Compiling these one-off plans costs more than running them.
+        cursor.execute("SET LOCAL jit = off")
+        mark, _ = Watermark.objects.select_for_update().get_or_create(pk=1)
+        old_node, old_fuse, old_review = mark.node_id, mark.fuse_id, mark.review_id
+        new_node, new_fuse = max(old_node, node_high), max(old_fuse, fuse_high)
+        new_review = max(old_review, review_high)
+        bounds = {"old_node": old_node, "new_node": new_node, "old_fuse": old_fuse, "new_fuse": new_fuse,
+                  "old_review": old_review, "new_review": new_review}
+        report = RefreshReport()
+        report.rebuilt_projects = mark_dirty_hours(cursor, bounds)
+        cursor.execute("SELECT COUNT(*) FROM metrics_dirty_hours")
+        report.hours = cursor.fetchone()[0]
+        recompute_hours(cursor, bounds)
+        recompute_trace_spans(cursor, bounds)
+        resolve_review_targets(cursor, bounds)
+        add_histograms(cursor, bounds)
+        add_fuse_reasons(cursor, bounds)
+        record_rolled_projects(cursor)
+        cursor.execute(
+            f"SELECT (SELECT COUNT(*) FROM {NODE} WHERE id > %(old_node)s AND id <= %(new_node)s), "
+            f"(SELECT COUNT(*) FROM {FUSE} WHERE id > %(old_fuse)s AND id <= %(new_fuse)s)",
+            bounds,
+        )
+        report.nodes, report.fuses = cursor.fetchone()
+        mark.node_id, mark.fuse_id, mark.review_id = new_node, new_fuse, new_review
+        mark.refreshed_at = timezone.now()
+        mark.save()
+        cursor.execute("DROP TABLE IF EXISTS metrics_dirty_hours, metrics_rebuilt_projects")
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def committed_high_ids() -> tuple[int, int, int]:
+    """The highest node, fuse and review ids once every writer in flight has committed."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Ingest takes these tables in either order (node then fuse, or fuse then
+        # node), so this can deadlock with it; giving up well before the deadlock
+        # detector (deadlock_timeout, 1 s) runs makes the refresh the one that
+        # yields, never an ingest. The next tick tries again.
+        cursor.execute("SET LOCAL lock_timeout = '300ms'")
+        cursor.execute(f"LOCK TABLE {NODE}, {FUSE}, {REVIEW} IN SHARE MODE")
+        cursor.execute(f"SELECT (SELECT COALESCE(MAX(id), 0) FROM {NODE}), (SELECT COALESCE(MAX(id), 0) FROM {FUSE}), "
+                       f"(SELECT COALESCE(MAX(id), 0) FROM {REVIEW})")
+        return cursor.fetchone()
+
+
+def mark_dirty_hours(cursor, bounds: dict) -> int:
+    """Fills metrics_dirty_hours(project_id, hour) and metrics_rebuilt_projects;
+    returns how many projects are rebuilt whole."""
+    cursor.execute(
+        f"""
+        CREATE TEMP TABLE metrics_rebuilt_projects ON COMMIT DROP AS
+        SELECT p.id AS project_id, p.high_uncertainty_threshold AS threshold
+        FROM {PROJECT} p LEFT JOIN {RolledProject._meta.db_table} r ON r.project_id = p.id
+        WHERE (r.id IS NULL AND EXISTS (SELECT 1 FROM {NODE} n WHERE n.project_id = p.id AND n.id <= %(new_node)s))
+           OR r.threshold <> p.high_uncertainty_threshold
+        """,
+        bounds,
+    )
+    cursor.execute(
+        f"""
+        CREATE TEMP TABLE metrics_dirty_hours ON COMMIT DROP AS
+        SELECT DISTINCT project_id, date_trunc('hour', timestamp, 'UTC') AS hour FROM (
+            SELECT n.project_id, n.timestamp FROM {NODE} n
+            WHERE n.id > %(old_node)s AND n.id <= %(new_node)s
+            UNION ALL
+            SELECT n.project_id, n.timestamp FROM {FUSE} f
+            JOIN {NODE} n ON n.project_id = f.project_id AND n.product_id = f.product_id
+            WHERE f.id > %(old_fuse)s AND f.id <= %(new_fuse)s AND n.id <= %(new_node)s
+            UNION ALL
+            SELECT n.project_id, n.timestamp FROM {NODE} n
+            WHERE n.project_id IN (SELECT project_id FROM metrics_rebuilt_projects) AND n.id <= %(new_node)s
+        ) AS touched
+        """,
+        bounds,
+    )
+    cursor.execute("ANALYZE metrics_dirty_hours")
+    cursor.execute("SELECT COUNT(*) FROM metrics_rebuilt_projects")
+    return cursor.fetchone()[0]
+
+
+DIRTY_NODES = f"""
+    SELECT n.project_id, d.hour, n.trace_id, n.agent_id, n.step, n.source_type, n.round, n.confidence,
+           n.fuse_state, n.is_error, n.timestamp, n.id, p.high_uncertainty_threshold AS threshold
+    FROM metrics_dirty_hours d
+    JOIN {NODE} n ON n.project_id = d.project_id AND n.timestamp >= d.hour AND n.timestamp < d.hour + interval '1 hour'
+    JOIN {PROJECT} p ON p.id = n.project_id
+    WHERE n.id <= %(new_node)s
+"""
+
+
+def recompute_hours(cursor, bounds: dict) -> None:
+    cursor.execute(
+        f"DELETE FROM {ROLLUP} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id AND r.hour = d.hour"
+    )
+    cursor.execute(f"CREATE TEMP TABLE metrics_dirty_nodes ON COMMIT DROP AS {DIRTY_NODES}", bounds)
+    cursor.execute("ANALYZE metrics_dirty_nodes")
+    # Per (hour, trace, dimensions) first: every mask then needs only hash aggregates, no distinct sorts.
+    cursor.execute(
+        f"""
+        CREATE TEMP TABLE metrics_trace_hours ON COMMIT DROP AS
+        SELECT project_id, hour, trace_id, agent_id, step, source_type, round,
+            COUNT(*)::int AS nodes, COUNT(confidence)::int AS confidence_count, COALESCE(SUM(confidence), 0) AS confidence_sum,
+            COALESCE(bool_or({HIGH_UNCERTAINTY.sql()}), false) AS low,
+            {", ".join(f"COUNT(*) FILTER (WHERE {rule.sql()})::int AS {name}" for name, rule in COUNTED.items())}
+        FROM metrics_dirty_nodes
+        GROUP BY project_id, hour, trace_id, agent_id, step, source_type, round
+        """
+    )
+    cursor.execute("ANALYZE metrics_trace_hours")
+    cursor.execute(
+        f"""
+        INSERT INTO {ROLLUP} (project_id, hour, mask, agent_id, step, source_type, round, traces, low_traces,
+            {", ".join(COUNTS)}, run_prefix, run_suffix, run_best)
+        {" UNION ALL ".join(mask_rollup(mask) for mask in MASKS)}
+        """
+    )
+    # Runs only matter where an agent had a fused node that hour.
+    cursor.execute(
+        """
+        CREATE TEMP TABLE metrics_run_nodes ON COMMIT DROP AS
+        SELECT n.* FROM metrics_dirty_nodes n
+        JOIN (SELECT DISTINCT project_id, hour, agent_id FROM metrics_trace_hours WHERE fused > 0) f
+        USING (project_id, hour, agent_id)
+        """
+    )
+    cursor.execute("ANALYZE metrics_run_nodes")
+    for mask in AGENT_MASKS:
+        set_fused_runs(cursor, mask)
+    cursor.execute("DROP TABLE metrics_dirty_nodes, metrics_trace_hours, metrics_run_nodes")
+
+
+def mask_rollup(mask: int) -> str:
+    """The rows of one mask from metrics_trace_hours: a trace counts once per group."""
+    columns = mask_columns(mask)
+    key = ", ".join(["project_id", "hour", *columns])
+    dimensions = ", ".join(column if column in columns else PLACEHOLDERS[column] for column in DIMENSIONS)
+    sums = ", ".join(f"SUM({name})" for name in COUNTS)
+    per_trace = f"""
+        SELECT {key}, trace_id, bool_or(low) AS low, {", ".join(f"SUM({name}) AS {name}" for name in COUNTS)}
+        FROM metrics_trace_hours GROUP BY {key}, trace_id
+    """
+    source = "metrics_trace_hours" if len(columns) == len(DIMENSIONS) else f"({per_trace}) AS per_trace"
+    return f"""
+        SELECT project_id, hour, {mask}, {dimensions}, COUNT(*), COUNT(*) FILTER (WHERE low), {sums}, 0, 0, 0
+        FROM {source} GROUP BY {key}
+    """
+
+
+def set_fused_runs(cursor, mask: int) -> None:
+    """Gaps and islands per (hour, agent, the mask's other dimensions): a run
+    of fused nodes keeps the difference between its position among all nodes
+    and among the fused ones. Agent-hours without a fused node keep zeros."""
+    columns = mask_columns(mask)
+    key = ", ".join(["project_id", "hour", *columns])
+    order = "ORDER BY timestamp, id"
+    same_key = " AND ".join(
+        ["r.project_id = s.project_id", "r.hour = s.hour", f"r.mask = {mask}"]
+        + [f"r.{c} IS NOT DISTINCT FROM s.{c}" for c in columns]
+    )
+    cursor.execute(
+        f"""
+        WITH seq AS (
+            SELECT {key}, {FUSED.sql()} AS fused,
+                row_number() OVER (PARTITION BY {key} {order}) AS pos,
+                row_number() OVER (PARTITION BY {key}, {FUSED.sql()} {order}) AS state_pos,
+                COUNT(*) OVER (PARTITION BY {key}) AS total
+            FROM metrics_run_nodes
+        ), runs AS (
+            SELECT {key}, MIN(pos) AS first, MAX(pos) AS last, COUNT(*) AS length, MAX(total) AS total
+            FROM seq WHERE fused GROUP BY {key}, pos - state_pos
+        ), s AS (
+            SELECT {key}, MAX(length) AS best,
+                COALESCE(MAX(length) FILTER (WHERE first = 1), 0) AS prefix,
+                COALESCE(MAX(length) FILTER (WHERE last = total), 0) AS suffix
+            FROM runs GROUP BY {key}
+        )
+        UPDATE {ROLLUP} r SET run_best = s.best, run_prefix = s.prefix, run_suffix = s.suffix
+        FROM s WHERE {same_key}
+        """
+    )
+
+
+def recompute_trace_spans(cursor, bounds: dict) -> None:
+    """Leaves metrics_touched_traces (traces that got nodes) for resolve_review_targets."""
+    cursor.execute(
+        f"""
+        CREATE TEMP TABLE metrics_touched_traces ON COMMIT DROP AS
+        SELECT DISTINCT trace_id FROM {NODE} WHERE id > %(old_node)s AND id <= %(new_node)s
+        UNION
+        SELECT id FROM {TRACE} WHERE project_id IN (SELECT project_id FROM metrics_rebuilt_projects)
+        """,
+        bounds,
+    )
+    cursor.execute("ANALYZE metrics_touched_traces")
+    cursor.execute(f"DELETE FROM {SPAN} WHERE trace_pk IN (SELECT trace_id FROM metrics_touched_traces)")
+    cursor.execute(
+        f"""
+        CREATE TEMP TABLE metrics_presence ON COMMIT DROP AS
+        SELECT DISTINCT n.project_id, n.trace_id, date_trunc('hour', n.timestamp, 'UTC') AS hour, n.agent_id, n.step,
+            n.source_type, n.round, {HIGH_UNCERTAINTY.flag_sql('n', 'p.high_uncertainty_threshold')} AS low
+        FROM metrics_touched_traces t
+        JOIN {NODE} n ON n.trace_id = t.trace_id
+        JOIN {PROJECT} p ON p.id = n.project_id
+        WHERE n.id <= %(new_node)s
+        """,
+        bounds,
+    )
+    cursor.execute(
+        f"""
+        WITH spanning AS (SELECT trace_id FROM metrics_presence GROUP BY trace_id HAVING COUNT(DISTINCT hour) > 1)
+        INSERT INTO {SPAN} (project_id, trace_pk, hour, mask, agent_id, step, source_type, round, low)
+        SELECT project_id, trace_id, hour, {EVERY_DIMENSION}, agent_id, step, source_type, round, low FROM metrics_presence
+        WHERE trace_id IN (SELECT trace_id FROM spanning)
+        UNION ALL
+        SELECT project_id, trace_id, hour, {NO_DIMENSIONS}, {", ".join(PLACEHOLDERS.values())}, bool_or(low) FROM metrics_presence
+        WHERE trace_id IN (SELECT trace_id FROM spanning) GROUP BY project_id, trace_id, hour
+        """
+    )
+    cursor.execute("DROP TABLE metrics_presence")
+
+
+def resolve_review_targets(cursor, bounds: dict) -> None:
+    """(Re)resolves the node of new reviews, of reviews in traces that got
+    nodes (a final answer may have arrived) and of reviews naming a product
+    that just arrived."""
+    cursor.execute(
+        f"""
+        CREATE TEMP TABLE metrics_stale_reviews ON COMMIT DROP AS
+        SELECT id FROM {REVIEW} WHERE id > %(old_review)s AND id <= %(new_review)s
+        UNION
+        SELECT r.id FROM {REVIEW} r JOIN metrics_touched_traces t ON t.trace_id = r.trace_id
+        WHERE r.id <= %(new_review)s
+        UNION
+        SELECT r.id FROM {NODE} n JOIN {REVIEW} r ON r.project_id = n.project_id AND r.product_id = n.product_id
+        WHERE n.id > %(old_node)s AND n.id <= %(new_node)s AND r.id <= %(new_review)s
+        """,
+        bounds,
+    )
+    cursor.execute(f"DELETE FROM {TARGET} WHERE review_id IN (SELECT id FROM metrics_stale_reviews)")
+    cursor.execute(
+        f"""
+        INSERT INTO {TARGET} (review_id, project_id, node_pk, confidence, metrics, agent_id, step, source_type, round)
+        SELECT r.id, r.project_id, n.id, n.confidence, COALESCE(n.metrics, '{{}}'::jsonb),
+            COALESCE(n.agent_id, ''), COALESCE(n.step, ''), COALESCE(n.source_type, ''), n.round
+        FROM {REVIEW} r
+        LEFT JOIN {NODE} n ON n.id = ({REVIEW_TARGET_SQL.format(review="r", limit="AND t.id <= %(new_node)s")})
+        WHERE r.id IN (SELECT id FROM metrics_stale_reviews)
+        """,
+        bounds,
+    )
+    cursor.execute("DROP TABLE metrics_touched_traces, metrics_stale_reviews")
+
+
+def add_histograms(cursor, bounds: dict) -> None:
+    where = "n.id > %(old_node)s AND n.id <= %(new_node)s"
+    grouped = f"""
+        SELECT project_id, date_trunc('day', timestamp, 'UTC') AS day, agent_id, step, source_type, round, metric,
+               {bin_sql("x")} AS bin, COUNT(*) AS n
+        FROM ({histogram_values_sql(where)}) AS v GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+    """
+    cursor.execute(
+        f"""
+        INSERT INTO {HISTOGRAM} AS h (project_id, day, agent_id, step, source_type, round, metric, bin, n)
+        {grouped}
+        ON CONFLICT (project_id, day, agent_id, step, source_type, round, metric, bin)
+        DO UPDATE SET n = h.n + EXCLUDED.n
+        """,
+        bounds,
+    )
+
+
+def add_fuse_reasons(cursor, bounds: dict) -> None:
+    """Each (fuse, node) pair is new exactly once: when the later of the two arrived."""
+    cursor.execute(
+        f"""
+        INSERT INTO {REASON} AS r (project_id, hour, agent_id, step, source_type, round, decision, reason, n)
+        SELECT project_id, hour, agent_id, step, source_type, round, decision, reason, COUNT(*) FROM (
+            {FUSE_REASON_PAIRS}
+            WHERE f.id > %(old_fuse)s AND f.id <= %(new_fuse)s AND n.id <= %(new_node)s
+            UNION ALL
+            {FUSE_REASON_PAIRS}
+            WHERE n.id > %(old_node)s AND n.id <= %(new_node)s AND f.id <= %(old_fuse)s
+        ) AS pairs
+        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+        ON CONFLICT (project_id, hour, agent_id, step, source_type, round, decision, reason)
+        DO UPDATE SET n = r.n + EXCLUDED.n
+        """,
+        bounds,
+    )
+
+
+def record_rolled_projects(cursor) -> None:
+    cursor.execute(
+        f"""
+        INSERT INTO {RolledProject._meta.db_table} (project_id, threshold, rolled_at)
+        SELECT project_id, threshold, now() FROM metrics_rebuilt_projects
+        ON CONFLICT (project_id) DO UPDATE SET threshold = EXCLUDED.threshold, rolled_at = EXCLUDED.rolled_at
+        """
+    )

@@ -1,0 +1,117 @@
+"""The vocabulary the rollup tables and their readers share, defined once:
+the filter dimensions and the masks that say which of them a rollup row is
+grouped by, the fuse decision codes, which entries of Node.metrics are metric
+values, the histogram grid, the clamp on metric values, the provenance table names, and the SQL fragments both the refresh
+job and the read paths run (which node a review judges, the values a node
+contributes to the histograms, fuse decisions paired with their node).
+
+What a node counts as (fused, failed, high-uncertainty, …) is not here but in
+metrics.rules: those are the metrics' rules, not the storage's.
+"""
+
+import math
+
+from provenance.models import Edge, Fuse, FuseDecision, Node, Project, Review, Trace
+
+NODE, FUSE, EDGE = Node._meta.db_table, Fuse._meta.db_table, Edge._meta.db_table
+PROJECT, REVIEW, TRACE = Project._meta.db_table, Review._meta.db_table, Trace._meta.db_table
+
+# The codes Node.fuse_state and Fuse.decision store.
+ACCEPT, DOWNWEIGHT, BLOCK = int(FuseDecision.ACCEPT), int(FuseDecision.DOWNWEIGHT), int(FuseDecision.BLOCK)
+
+# ---- dimensions and masks
+# Bit i of a rollup row's mask is set when the row is grouped by DIMENSIONS[i];
+# the other dimension columns hold PLACEHOLDERS.
+DIMENSIONS = ("agent_id", "step", "source_type", "round")
+PLACEHOLDERS = {"agent_id": "''::varchar", "step": "''::varchar", "source_type": "''::varchar", "round": "NULL::int"}
+
+
+def mask_of(columns) -> int:
+    """The mask of rows grouped by exactly these dimensions."""
+    return sum(1 << DIMENSIONS.index(column) for column in set(columns))
+
+
+def mask_columns(mask: int) -> list[str]:
+    """The dimensions a mask groups by, in DIMENSIONS order."""
+    return [column for bit, column in enumerate(DIMENSIONS) if mask & (1 << bit)]
+
+
+MASKS = range(1 << len(DIMENSIONS))
+NO_DIMENSIONS = mask_of([])
+EVERY_DIMENSION = mask_of(DIMENSIONS)
+AGENT_MASKS = [mask for mask in MASKS if "agent_id" in mask_columns(mask)]
+SINGLE_DIMENSION_MASKS = {mask_of([column]): column for column in DIMENSIONS}
+
+# ---- histogram grid: bin b holds the values in [b / BIN_SCALE, (b + 1) / BIN_SCALE)
+BIN_SCALE = 20
+BIN_WIDTH = 1 / BIN_SCALE
+METRIC_CLAMP = 1e12  # metric values are clamped so a bin always fits a bigint
+CONFIDENCE_METRIC = ""  # the histogram "metric" that is the node confidence
+REASON_LENGTH = 200  # fuse reasons are grouped on their first 200 characters
+
+
+# An entry of Node.metrics is a metric value when it is a finite JSON number
+# (not a boolean: Python's True is an int); the SQL form is PostgreSQL's, and
+# JSON has no NaN or infinity.
+METRIC_VALUE_SQL = "jsonb_typeof({value}) = 'number'"
+
+
+def is_metric_value(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def bin_of(value: float) -> int:
+    return math.floor(max(-METRIC_CLAMP, min(METRIC_CLAMP, value)) * BIN_SCALE)
+
+
+def bin_start(bin_: int) -> float:
+    return round(bin_ * BIN_WIDTH, 10)
+
+
+# ---- SQL fragments shared by the refresh job and the read paths
+
+# The node a review judges (see metrics.counts.judged_reviews): the named
+# product, else the trace's newest final_answer node, else its newest node
+# nothing in it consumed. {review} is the review's alias, {limit} an extra condition.
+REVIEW_TARGET_SQL = f"""
+    CASE WHEN {{review}}.product_id <> '' THEN
+        (SELECT t.id FROM {NODE} t WHERE t.project_id = {{review}}.project_id
+            AND t.product_id = {{review}}.product_id {{limit}})
+    ELSE COALESCE(
+        (SELECT t.id FROM {NODE} t WHERE t.trace_id = {{review}}.trace_id AND t.source_type = 'final_answer' {{limit}}
+            ORDER BY t.timestamp DESC, t.id DESC LIMIT 1),
+        (SELECT t.id FROM {NODE} t WHERE t.trace_id = {{review}}.trace_id {{limit}}
+            AND NOT EXISTS (SELECT 1 FROM {EDGE} e WHERE e.trace_id = {{review}}.trace_id
+                            AND e.parent_product_id = t.product_id)
+            ORDER BY t.timestamp DESC, t.id DESC LIMIT 1))
+    END
+"""
+
+
+def histogram_values_sql(where: str) -> str:
+    """(project_id, timestamp, dimensions…, metric, x): every value a node of
+    `where` contributes to the histograms, its confidence and each numeric
+    entry of its metrics (clamped). PostgreSQL."""
+    return f"""
+    SELECT n.project_id, n.timestamp, n.agent_id, n.step, n.source_type, n.round, '{CONFIDENCE_METRIC}' AS metric,
+           n.confidence AS x
+    FROM {NODE} n WHERE {where} AND n.confidence IS NOT NULL
+    UNION ALL
+    SELECT n.project_id, n.timestamp, n.agent_id, n.step, n.source_type, n.round, kv.key,
+           GREATEST(LEAST(kv.value::numeric, {METRIC_CLAMP}), -{METRIC_CLAMP})::float8 AS x
+    FROM {NODE} n CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(n.metrics) = 'object'
+                                                     THEN n.metrics ELSE '{{}}'::jsonb END) AS kv
+    WHERE {where} AND {METRIC_VALUE_SQL.format(value="kv.value")}
+"""
+
+
+def bin_sql(value: str) -> str:
+    return f"floor({value} * {BIN_SCALE})::bigint"
+
+
+# Every fuse decision with the node it judges, by the node's hour and dimensions.
+FUSE_REASON_PAIRS = f"""
+    SELECT n.project_id, date_trunc('hour', n.timestamp, 'UTC') AS hour, n.agent_id, n.step, n.source_type, n.round,
+           f.decision, left(f.reason, {REASON_LENGTH}) AS reason
+    FROM {FUSE} f JOIN {NODE} n ON n.project_id = f.project_id AND n.product_id = f.product_id
+"""

@@ -1,0 +1,28 @@
+"""Small builders for the SQL that reads the rollups and the raw rows beside
+them: time ranges, filter conditions, series buckets."""
+
+from django.db import connection
+
+
+def intervals_sql(column: str, intervals: list[tuple]) -> tuple[str, list]:
+    """`column` in any of the [start, end) intervals."""
+    clause = " OR ".join([f"({column} >= %s AND {column} < %s)"] * len(intervals))
+    return f"({clause})", [moment for interval in intervals for moment in interval]
+
+
+def filters_sql(dimensions: dict, prefix: str = "") -> tuple[str, list]:
+    """The conjunction of `column = value` for the chosen dimensions (TRUE for none)."""
+    clauses = [f"{prefix}{column} = %s" for column in dimensions]
+    return " AND ".join(clauses) or "TRUE", list(dimensions.values())
+
+
+def bucket_sql(step: str, column: str) -> str:
+    """The start of `column`'s series bucket ("" is the whole window: NULL)."""
+    return {"": "NULL::timestamptz", "day": f"date_trunc('day', {column}, 'UTC')",
+            "hour": f"date_trunc('hour', {column}, 'UTC')"}[step]
+
+
+def fetch(sql: str, params: list) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()

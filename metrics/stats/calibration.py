@@ -1,0 +1,141 @@
+"""Stated confidence against review verdicts.
+
+- Reliability diagram: ten equal-width confidence bins; per bin the count,
+  the mean confidence and the share judged correct.
+- Expected calibration error: Σ (n_bin / N) · |accuracy_bin − confidence_bin|.
+- Brier score: mean of (confidence − correct)², correct being 1 or 0.
+- ROC of the rule "confidence below t flags an incorrect answer": for every
+  threshold t, the share of incorrect answers caught (true positive rate),
+  the share of correct ones flagged anyway (false positive rate) and the
+  review load (share of all answers flagged). The suggested threshold
+  maximises Youden's J = caught − false alarms, the point where one more
+  percent of review load stops buying a percent of caught errors; ties go to
+  the lower threshold (less review).
+- Correlation of uncertainty (1 − confidence) and of each reported metric
+  with an incorrect verdict (Pearson, i.e. point-biserial).
+"""
+
+import math
+from dataclasses import dataclass, field
+
+from metrics.rollups.schema import is_metric_value
+
+BINS = 10
+
+
+@dataclass(frozen=True)
+class Judged:
+    confidence: float
+    correct: bool
+    metrics: dict = field(default_factory=dict)
+
+
+def reliability(judged: list[Judged]) -> list[dict]:
+    bins = [[] for _ in range(BINS)]
+    for item in judged:
+        bins[min(int(item.confidence * BINS), BINS - 1)].append(item)
+    return [
+        {
+            "from": i / BINS,
+            "to": (i + 1) / BINS,
+            "count": len(items),
+            "mean_confidence": sum(j.confidence for j in items) / len(items) if items else None,
+            "accuracy": sum(j.correct for j in items) / len(items) if items else None,
+        }
+        for i, items in enumerate(bins)
+    ]
+
+
+def expected_calibration_error(judged: list[Judged], bins: list[dict] | None = None) -> float | None:
+    if not judged:
+        return None
+    return sum(
+        b["count"] / len(judged) * abs(b["accuracy"] - b["mean_confidence"])
+        for b in (bins or reliability(judged)) if b["count"]
+    )
+
+
+def brier(judged: list[Judged]) -> float | None:
+    if not judged:
+        return None
+    return sum((j.confidence - j.correct) ** 2 for j in judged) / len(judged)
+
+
+def roc(judged: list[Judged]) -> dict:
+    """The exact curve over every distinct confidence; `points` keeps one
+    point per 0.01 of threshold (and the best one) so the chart stays small."""
+    incorrect = sum(not j.correct for j in judged)
+    correct = len(judged) - incorrect
+    if not incorrect or not correct:
+        return {"points": [], "auc": None, "best": None}
+    ordered = sorted((j.confidence, j.correct) for j in judged)
+    total = len(ordered)
+    caught = alarms = i = 0
+    auc = previous_tpr = previous_fpr = 0.0
+    best = point(0.0, 0.0, 0.0, 0.0)
+    points, shown, best_j = [best], 0.0, 0.0
+    while i < total:
+        value = ordered[i][0]
+        while i < total and ordered[i][0] == value:
+            alarms += ordered[i][1]
+            caught += not ordered[i][1]
+            i += 1
+        # t just above `value`: everything at or below it is flagged.
+        threshold = ordered[i][0] if i < total else value + 1e-9
+        tpr, fpr = caught / incorrect, alarms / correct
+        auc += (fpr - previous_fpr) * (tpr + previous_tpr) / 2
+        previous_tpr, previous_fpr = tpr, fpr
+        # Points are built only when kept: there is one candidate per distinct confidence.
+        j = round(tpr - fpr, 12)
+        if j > best_j:
+            best_j, best = j, point(threshold, tpr, fpr, i / total)
+        if threshold >= shown + 0.01 or i == total:
+            points.append(point(threshold, tpr, fpr, i / total))
+            shown = threshold
+    if best not in points:
+        points = sorted([*points, best], key=lambda p: p["review_load"])
+    return {"points": points, "auc": auc, "best": {**best, "youden_j": best["tpr"] - best["fpr"]}}
+
+
+def point(threshold: float, tpr: float, fpr: float, load: float) -> dict:
+    return {"threshold": threshold, "tpr": tpr, "fpr": fpr, "review_load": load}
+
+
+def pearson(xs: list[float], ys: list[float]) -> float | None:
+    n = len(xs)
+    if n < 3:
+        return None
+    mx, my = math.fsum(xs) / n, math.fsum(ys) / n
+    dx = [x - mx for x in xs]
+    dy = [y - my for y in ys]
+    # sumprod runs in C: tens of thousands of reviews stay a few milliseconds.
+    sxx, syy = math.sumprod(dx, dx), math.sumprod(dy, dy)
+    if not sxx or not syy:
+        return None
+    return math.sumprod(dx, dy) / math.sqrt(sxx * syy)
+
+
+def correlations(judged: list[Judged]) -> list[dict]:
+    """With an incorrect verdict: uncertainty first, then each reported metric."""
+    wrong = [float(not j.correct) for j in judged]
+    found = [{"name": "uncertainty (1 − confidence)", "count": len(judged),
+              "correlation": pearson([1 - j.confidence for j in judged], wrong)}]
+    names = sorted({name for j in judged for name, value in j.metrics.items() if is_metric_value(value)})
+    for name in names:
+        pairs = [(float(j.metrics[name]), float(not j.correct)) for j in judged if is_metric_value(j.metrics.get(name))]
+        found.append({"name": name, "count": len(pairs),
+                      "correlation": pearson([p[0] for p in pairs], [p[1] for p in pairs])})
+    return found
+
+
+def summary(judged: list[Judged]) -> dict:
+    bins = reliability(judged)
+    return {
+        "count": len(judged),
+        "incorrect": sum(not j.correct for j in judged),
+        "reliability": bins,
+        "ece": expected_calibration_error(judged, bins),
+        "brier": brier(judged),
+        "roc": roc(judged),
+        "correlations": correlations(judged),
+    }

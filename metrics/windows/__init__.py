@@ -1,0 +1,11 @@
+"""A window's totals, the figures every metric of metrics.catalog derives from.
+
+- totals.py: the entry (`answer`): rollup part and recent rows stitched, or
+  the raw scan where the rollups cannot help;
+- rollup_part.py: what the hour rollups answer for a window;
+- recent_rows.py: the rows no rollup covers, fetched once per batch;
+- scan.py: the same totals straight from the node table (the reference);
+- fused_runs.py: longest runs of fused nodes, composable across pieces.
+
+Callers outside the app go through metrics.values.
+"""

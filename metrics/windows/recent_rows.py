@@ -1,0 +1,232 @@
+"""The rows of a batch of questions that no rollup covers, fetched once: the
+recent ones (hours touched since the last refresh, the current hour) and the
+partial hours at a window's start.
+
+Each row carries the rules of metrics.rules as flags computed by the query,
+so this module only adds them up. For questions not split by a dimension,
+the rows matching a filter set are indexed once (prefix sums, per-agent run
+lengths), so each window over them costs a few bisections and C-speed slices
+instead of a Python loop per node: an alert tick asks hundreds of short
+windows over the same recent rows.
+"""
+
+from bisect import bisect_left
+from collections import defaultdict
+from datetime import datetime
+from itertools import accumulate
+
+from django.db import connection
+
+from metrics.rollups.schema import DIMENSIONS, NODE
+from metrics.rollups.sql import intervals_sql
+from metrics.rules import COUNTED, HIGH_UNCERTAINTY
+from metrics.windows.fused_runs import ONE_CLEAR, ONE_FUSED, Run
+
+# The timestamp travels as epoch seconds: a float loads far faster than a
+# timestamptz, and µs-precise instants stay exact in a double.
+COLUMNS = ("EXTRACT(EPOCH FROM timestamp)::float8", "id", "trace_id", *DIMENSIONS, "confidence",
+           *(rule.flag_sql() for rule in COUNTED.values()), HIGH_UNCERTAINTY.flag_sql(threshold="%s"))
+TS, TRACE, CONFIDENCE = 0, 2, 3 + len(DIMENSIONS)
+DIMENSION_INDEX = {column: 3 + i for i, column in enumerate(DIMENSIONS)}
+AGENT = DIMENSION_INDEX["agent_id"]
+FLAG_INDEX = {name: CONFIDENCE + 1 + i for i, name in enumerate(COUNTED)}
+FUSED_FLAG = FLAG_INDEX["fused"]
+LOW = CONFIDENCE + 1 + len(COUNTED)
+
+
+def select_sql(where: str) -> str:
+    """The rows of `where`, as this module reads them; the first parameter is the project's threshold."""
+    return f"SELECT {', '.join(COLUMNS)} FROM {NODE} WHERE {where}"
+
+
+def merge(intervals: list[tuple]) -> list[tuple]:
+    merged = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+class AgentSequence:
+    """One agent's rows in order: the fused run ending at and starting at each."""
+
+    def __init__(self, times: list[float], fused: list[bool]):
+        self.times = times
+        self.ending, run = [], 0
+        for flag in fused:
+            run = run + 1 if flag else 0
+            self.ending.append(run)
+        self.starting, run = [0] * len(fused), 0
+        for index in range(len(fused) - 1, -1, -1):
+            run = run + 1 if fused[index] else 0
+            self.starting[index] = run
+
+    def run(self, start: float, end: float) -> Run | None:
+        a, b = bisect_left(self.times, start), bisect_left(self.times, end)
+        length = b - a
+        if not length:
+            return None
+        prefix = min(self.starting[a], length)
+        suffix = min(self.ending[b - 1], length)
+        # Past the first non-fused node, every run ending inside started inside.
+        best = prefix if prefix == length else max(prefix, max(self.ending[a + prefix:b]))
+        return Run(length, prefix, suffix, best)
+
+
+def sequences(rows: list[tuple]) -> dict[str, AgentSequence]:
+    times, fused = defaultdict(list), defaultdict(list)
+    for row in rows:
+        times[row[AGENT]].append(row[TS])
+        fused[row[AGENT]].append(row[FUSED_FLAG])
+    return {agent: AgentSequence(times[agent], fused[agent]) for agent in times}
+
+
+class RecentView:
+    """The recent rows matching one filter set, as columns and prefix sums."""
+
+    def __init__(self, rows: list[tuple], agents=None):
+        self.rows = rows
+        self._agents = agents  # a callable giving the per-agent sequences, when they can be shared
+        columns = list(zip(*rows)) or [()] * len(COLUMNS)
+        self.times = list(columns[TS])
+        self.traces = list(columns[TRACE])
+        confidence = columns[CONFIDENCE]
+        self.low = [t if low else None for t, low in zip(self.traces, columns[LOW])]
+        counted = {
+            "confidence_count": [c is not None for c in confidence],
+            "confidence_sum": [c or 0.0 for c in confidence],
+            **{name: columns[index] for name, index in FLAG_INDEX.items()},
+        }
+        self.prefix = {name: list(accumulate(values, initial=0)) for name, values in counted.items()}
+
+    def agents(self) -> dict[str, AgentSequence]:
+        if callable(self._agents):
+            self._agents = self._agents()
+        if self._agents is None:
+            self._agents = sequences(self.rows)
+        return self._agents
+
+    def add(self, group, start: datetime, end: datetime, with_runs: bool) -> None:
+        """Folds the rows in [start, end) into `group` (a metrics.windows.totals.Group)."""
+        start_at, end_at = start.timestamp(), end.timestamp()
+        i, j = bisect_left(self.times, start_at), bisect_left(self.times, end_at)
+        if i == j:
+            return
+        sums = group.sums
+        sums["nodes"] += j - i
+        for name, prefix in self.prefix.items():
+            sums[name] += prefix[j] - prefix[i]
+        group.recent_traces.update(self.traces[i:j])
+        group.recent_low.update(self.low[i:j])
+        group.recent_low.discard(None)
+        if with_runs:
+            for agent, sequence in self.agents().items():
+                run = sequence.run(start_at, end_at)
+                if run is not None:
+                    group.runs[agent].append((start, run))
+
+
+class RecentRows:
+    """Every recent row of a batch, in (timestamp, id) order, with a view per filter set."""
+
+    def __init__(self, rows: list[tuple]):
+        self.rows = rows
+        self.times = [row[TS] for row in rows]
+        self._by_value: dict[str, dict] = {}
+        self._views: dict[tuple, RecentView] = {}
+        self._sequences: dict[str, AgentSequence] = {}
+
+    @classmethod
+    def fetch(cls, project, intervals: list[tuple]) -> "RecentRows":
+        merged = merge(intervals)
+        if not merged:
+            return cls([])
+        ranges, range_params = intervals_sql("timestamp", merged)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                select_sql(f"project_id = %s AND {ranges}") + " ORDER BY timestamp, id",
+                [project.high_uncertainty_threshold, project.pk, *range_params],
+            )
+            return cls(cursor.fetchall())
+
+    def between(self, start: datetime, end: datetime) -> list[tuple]:
+        return self.rows[bisect_left(self.times, start.timestamp()):bisect_left(self.times, end.timestamp())]
+
+    def view(self, dimensions: dict) -> RecentView:
+        key = tuple(sorted(dimensions.items()))
+        if key not in self._views:
+            rows = self.rows
+            if dimensions:
+                # Start from the narrowest single-dimension list, then check the others.
+                lists = [self.by_value(column).get(value, []) for column, value in dimensions.items()]
+                rows = min(lists, key=len)
+                if len(dimensions) > 1:
+                    wanted = [(DIMENSION_INDEX[column], value) for column, value in dimensions.items()]
+                    rows = [row for row in rows if all(row[index] == value for index, value in wanted)]
+            shared = None
+            if not dimensions:
+                shared = lambda: {agent: self.sequence(agent) for agent in self.by_value("agent_id")}  # noqa: E731
+            elif list(dimensions) == ["agent_id"]:
+                shared = lambda: {dimensions["agent_id"]: self.sequence(dimensions["agent_id"])}  # noqa: E731
+            self._views[key] = RecentView(rows, shared)
+        return self._views[key]
+
+    def sequence(self, agent: str) -> AgentSequence:
+        """All of one agent's recent rows, shared by the views that keep them all."""
+        if agent not in self._sequences:
+            rows = self.by_value("agent_id").get(agent, [])
+            self._sequences[agent] = AgentSequence([r[TS] for r in rows], [r[FUSED_FLAG] for r in rows])
+        return self._sequences[agent]
+
+    def by_value(self, column: str) -> dict:
+        if column not in self._by_value:
+            index, found = DIMENSION_INDEX[column], defaultdict(list)
+            for row in self.rows:
+                found[row[index]].append(row)
+            self._by_value[column] = found
+        return self._by_value[column]
+
+
+def add_split_by(question, pieces, recent: RecentRows, groups, with_runs: bool) -> None:
+    """Questions split by a dimension: one pass over their recent rows."""
+    wanted = [(DIMENSION_INDEX[column], value) for column, value in question.filters.dimensions.items()]
+    by = DIMENSION_INDEX[question.by]
+    flags = list(FLAG_INDEX.items())
+    for piece in pieces:
+        for start, end in piece.recent:
+            sequences = defaultdict(list)
+            for row in recent.between(start, end):
+                if not all(row[index] == value for index, value in wanted):
+                    continue
+                key = (piece.key, row[by])
+                group = groups[key]
+                sums = group.sums
+                sums["nodes"] += 1
+                group.recent_traces.add(row[TRACE])
+                confidence = row[CONFIDENCE]
+                if confidence is not None:
+                    sums["confidence_count"] += 1
+                    sums["confidence_sum"] += confidence
+                if row[LOW]:
+                    group.recent_low.add(row[TRACE])
+                for name, index in flags:
+                    sums[name] += row[index]
+                if with_runs:
+                    sequences[(key, row[AGENT])].append(ONE_FUSED if row[FUSED_FLAG] else ONE_CLEAR)
+            for (key, agent), runs in sequences.items():
+                run = Run()
+                for one in runs:
+                    run = run.then(one)
+                groups[key].runs[agent].append((start, run))
+
+
+def add(question, pieces, recent: RecentRows, groups) -> None:
+    if question.by:
+        add_split_by(question, pieces, recent, groups, question.needs_runs)
+        return
+    view = recent.view(question.filters.dimensions)
+    for piece in pieces:
+        for start, end in piece.recent:
+            view.add(groups[(piece.key, None)], start, end, question.needs_runs)

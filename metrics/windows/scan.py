@@ -1,0 +1,91 @@
+"""A window's totals straight from the node table, by the rules of
+metrics.rules: the reference the rollups must equal, and the path for the
+windows the rollups do not help (minute series, projects not rolled up yet,
+the embedded SQLite default)."""
+
+from datetime import UTC, datetime
+
+from django.db import connection
+from django.db.models import Count, F, QuerySet, Sum, Value, Window
+from django.db.models.functions import RowNumber, Trunc
+
+from metrics.catalog import Totals
+from metrics.questions import Filters, Question, bucket_floor
+from metrics.rules import COUNTED, FUSED, HIGH_UNCERTAINTY
+from provenance.models import Node
+
+
+def matching_nodes(project, start: datetime, end: datetime, filters: Filters) -> QuerySet:
+    return Node.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end, **filters.dimensions)
+
+
+def aggregates(threshold: float) -> dict:
+    return {
+        "nodes": Count("pk"),
+        "traces": Count("trace", distinct=True),
+        "confidence_count": Count("confidence"),
+        "confidence_sum": Sum("confidence"),
+        "low_traces": Count("trace", distinct=True, filter=HIGH_UNCERTAINTY.condition(threshold)),
+        **{name: Count("pk", filter=rule.condition()) for name, rule in COUNTED.items()},
+    }
+
+
+def grouped(project, question: Question) -> dict[tuple, Totals]:
+    """{(bucket start, value of `by` or None): Totals} for the groups that have nodes."""
+    nodes = matching_nodes(project, question.start, question.end, question.filters)
+    keys = []
+    if question.step:
+        nodes = nodes.annotate(bucket=Trunc("timestamp", question.step, tzinfo=UTC))
+        keys.append("bucket")
+    if question.by:
+        keys.append(question.by)
+    if not keys:
+        nodes = nodes.annotate(whole=Value(1))
+        keys.append("whole")
+    rows = nodes.values(*keys).annotate(**aggregates(project.high_uncertainty_threshold)).order_by()
+    result = {}
+    for row in rows:
+        if not row["nodes"]:
+            continue  # a constant GROUP BY still answers one row for no nodes
+        key = group_key(question, row.get("bucket"), row.get(question.by) if question.by else None)
+        figures = {name: row[name] for name in aggregates(0)}
+        figures["confidence_sum"] = figures["confidence_sum"] or 0.0
+        result[key] = Totals(**figures)
+    if question.needs_runs and any(totals.fused for totals in result.values()):
+        for key, run in longest_fused_runs(question, nodes, keys).items():
+            result[key].longest_fused_run = run
+    return result
+
+
+def group_key(question: Question, bucket: datetime | None, value) -> tuple:
+    start = question.start if bucket is None else max(bucket_floor(bucket, question.step), question.start)
+    return start, value
+
+
+def longest_fused_runs(question: Question, nodes: QuerySet, keys: list[str]) -> dict[tuple, int]:
+    """Gaps and islands: within an agent (and group), a run of fused nodes
+    keeps the difference between its position among all nodes and among the
+    fused ones."""
+    order = [F("timestamp").asc(), F("id").asc()]
+    partition = [F(key) for key in keys] + [F("agent_id")]
+    positioned = nodes.annotate(fused=FUSED.condition()).annotate(
+        seq=Window(RowNumber(), partition_by=partition, order_by=order),
+        state_seq=Window(RowNumber(), partition_by=[*partition, F("fused")], order_by=order),
+    ).values(*keys, "agent_id", "fused", "seq", "state_seq")
+    sql, params = positioned.query.sql_with_params()
+    group_by = ", ".join(f"s.{connection.ops.quote_name(key)}" for key in keys)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {group_by}, MAX(n) FROM (SELECT {group_by}, COUNT(*) AS n FROM ({sql}) AS s "
+            f"WHERE s.fused GROUP BY {group_by}, s.agent_id, s.seq - s.state_seq) AS s GROUP BY {group_by}",
+            params,
+        )
+        rows = cursor.fetchall()
+    result = {}
+    for row in rows:
+        named = dict(zip(keys, row[:-1]))
+        bucket = named.get("bucket")
+        if isinstance(bucket, str):  # SQLite hands raw SQL results back as text
+            bucket = datetime.fromisoformat(bucket).replace(tzinfo=UTC)
+        result[group_key(question, bucket, named.get(question.by) if question.by else None)] = row[-1]
+    return result

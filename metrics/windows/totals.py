@@ -1,0 +1,96 @@
+"""Exact totals over arbitrary windows: the hour rollups for the hours the
+last refresh covers (metrics.windows.rollup_part), the recent rows for the
+rest (metrics.windows.recent_rows), stitched together. Additive figures add
+up; distinct traces are corrected for traces seen on both sides; fused runs
+are stitched per agent in time order (metrics.windows.fused_runs).
+
+Questions the rollups cannot help (no refresh yet, minute steps, recent
+intervals longer than RECENT_LIMIT, the SQLite default) go whole to the raw
+scan (metrics.windows.scan), which is also the reference the rollups must equal.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from metrics.catalog import SUMS, Totals
+from metrics.questions import Question
+from metrics.rollups.snapshot import one_snapshot
+from metrics.windows import recent_rows, scan
+from metrics.windows.fused_runs import longest
+from metrics.windows.recent_rows import RecentRows
+from metrics.windows.rollup_part import (
+    Coverage,
+    Piece,
+    add_rolled_runs,
+    add_rolled_sums,
+    cut,
+    traces_also_rolled,
+)
+
+RECENT_LIMIT = timedelta(hours=6)
+
+
+@dataclass
+class Group:
+    """One (bucket, `by` value) of a question while it is being added up."""
+
+    sums: dict = field(default_factory=lambda: dict.fromkeys(SUMS, 0))
+    recent_traces: set = field(default_factory=set)
+    recent_low: set = field(default_factory=set)
+    runs: dict = field(default_factory=lambda: defaultdict(list))
+
+    def totals(self, present: set, present_low: set, with_runs: bool) -> Totals:
+        figures = dict(self.sums)
+        figures["traces"] += len(self.recent_traces - present)
+        figures["low_traces"] += len(self.recent_low - present_low)
+        totals = Totals(**figures)
+        if with_runs:
+            totals.longest_fused_run = longest(self.runs)
+        return totals
+
+
+def answer(project, questions: list[Question], use_rollups: bool = True) -> list[tuple[Question, dict]]:
+    """For each question, {(bucket start, `by` value or None): Totals} of the
+    groups that have nodes. `use_rollups=False` answers everything from the
+    raw scan (the benchmarks' baseline)."""
+    with one_snapshot():
+        return answer_in_snapshot(project, questions, use_rollups)
+
+
+def answer_in_snapshot(project, questions, use_rollups):
+    coverage = Coverage.of(project) if use_rollups else None
+    plans = {}
+    for index, question in enumerate(questions):
+        if coverage is None or question.step == "minute":
+            continue
+        pieces = cut(question, coverage)
+        if sum((end - start for piece in pieces for start, end in piece.recent), timedelta()) <= RECENT_LIMIT:
+            plans[index] = pieces
+    recent = RecentRows.fetch(project, [i for pieces in plans.values() for p in pieces for i in p.recent])
+    answers = []
+    for index, question in enumerate(questions):
+        if index in plans:
+            found = stitched(project, question, plans[index], recent)
+        else:
+            found = scan.grouped(project, question)
+        answers.append((question, found))
+    return answers
+
+
+def stitched(project, question: Question, pieces: list[Piece], recent: RecentRows) -> dict:
+    groups: dict[tuple, Group] = defaultdict(Group)
+    rolled = [interval for piece in pieces for interval in piece.rolled]
+    if rolled:
+        add_rolled_sums(project, question, rolled, groups)
+        if question.needs_runs:
+            add_rolled_runs(project, question, rolled, groups)
+    recent_rows.add(question, pieces, recent, groups)
+    present, present_low = {}, {}
+    if question.needs_traces:
+        present, present_low = traces_also_rolled(project, question, pieces, groups)
+    return {
+        key: group.totals(present.get(key, set()), present_low.get(key, set()), question.needs_runs)
+        for key, group in groups.items()
+        if group.sums["nodes"]
+    }

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class PolicyConfig(AppConfig):
+    name = "policy"
+    verbose_name = "Fuse policy"

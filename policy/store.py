@@ -1,0 +1,107 @@
+"""The versioned policy store: one domain call per use case (read the current
+policy, its version alone, replace it, roll it back, list the history).
+
+The unique (project, version) index serves the current version with one
+backward index probe, which is all a conditional GET (`If-None-Match`) costs.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+
+from policy.document import PolicyError, default_profiles
+from policy.models import PolicySource, PolicyVersion
+from provenance.models import Project
+
+DEFAULT_NOTE = "built-in defaults"
+
+
+@dataclass(frozen=True)
+class Policy:
+    version: int
+    profiles: dict
+    note: str
+    updated_at: datetime
+    changed_by: str = ""
+    source: str = ""
+    rolled_back_from: int | None = None
+
+    @property
+    def etag(self) -> str:
+        return etag_for(self.version)
+
+    def as_json(self) -> dict:
+        return {"version": self.version, "updated_at": self.updated_at, "note": self.note, "profiles": self.profiles}
+
+    def profile(self, name: str = "default") -> dict:
+        return self.profiles.get(name) or self.profiles["default"]
+
+
+def etag_for(version: int) -> str:
+    return f'"policy-v{version}"'
+
+
+def from_row(row: PolicyVersion) -> Policy:
+    return Policy(row.version, row.profiles, row.note, row.created_at, row.changed_by, row.source,
+                  row.rolled_back_from)
+
+
+def builtin(project: Project) -> Policy:
+    return Policy(0, default_profiles(), DEFAULT_NOTE, project.created_at, "", "")
+
+
+def current(project: Project) -> Policy:
+    row = PolicyVersion.objects.filter(project=project).order_by("-version").first()
+    return from_row(row) if row else builtin(project)
+
+
+def current_version(project: Project | int) -> int:
+    found = (PolicyVersion.objects.filter(project_id=getattr(project, "pk", project))
+             .order_by("-version").values_list("version", flat=True).first())
+    return found or 0
+
+
+def get(project: Project, version: int) -> Policy | None:
+    if version == 0:
+        return builtin(project)
+    row = PolicyVersion.objects.filter(project=project, version=version).first()
+    return from_row(row) if row else None
+
+
+def history(project: Project) -> list[Policy]:
+    """Every version, newest first, version 0 last."""
+    return [*(from_row(row) for row in PolicyVersion.objects.filter(project=project).order_by("-version")),
+            builtin(project)]
+
+
+def replace(project: Project, profiles: dict, note: str, changed_by: str = "",
+            source: str = PolicySource.API, rolled_back_from: int | None = None) -> Policy:
+    """Writes the next version. `profiles` has been validated (document.parse_document)."""
+    with transaction.atomic():
+        # Concurrent writers of one project queue here, so each gets its own number.
+        Project.objects.select_for_update().filter(pk=project.pk).first()
+        row = PolicyVersion.objects.create(
+            project=project, version=current_version(project) + 1, profiles=profiles, note=note,
+            changed_by=changed_by[:200], source=source, rolled_back_from=rolled_back_from,
+        )
+    return from_row(row)
+
+
+def rollback(project: Project, version, changed_by: str = "", note: str = "") -> Policy:
+    """A new version equal to `version`."""
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise PolicyError({"version": "must be an integer version number"})
+    target = get(project, version) if version >= 0 else None
+    if target is None:
+        raise PolicyError({"version": f"no version {version}; this policy has versions 0–{current_version(project)}"})
+    return replace(project, target.profiles, note or f"rollback to version {version}", changed_by,
+                   PolicySource.ROLLBACK, rolled_back_from=version)
+
+
+def max_rounds(project: Project | int, profile: str = "default") -> int:
+    """The round limit of a profile of the current policy (health, alerts)."""
+    row = (PolicyVersion.objects.filter(project_id=getattr(project, "pk", project))
+           .order_by("-version").values_list("profiles", flat=True).first())
+    profiles = row or default_profiles()
+    return (profiles.get(profile) or profiles["default"])["max_rounds"]

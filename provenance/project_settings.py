@@ -1,0 +1,113 @@
+"""A project's settings as the API and the settings page read and change them
+(`GET/PATCH /api/v1/project`): the high-uncertainty threshold and retention.
+
+`validate_changes` checks a whole change before anything is written and names
+every field at fault (`retention.trace_days: ...`), so a bad value changes
+nothing.
+"""
+
+from numbers import Real
+
+from django.db import transaction
+
+from provenance.models import Project
+
+MAX_DAYS = 36500  # a hundred years: anything longer is "keep forever" (null)
+RETENTION_FIELDS = ("trace_days", "full_content_days", "keep_full_below")
+TOP_FIELDS = ("name", "high_uncertainty_threshold", "retention")
+READ_ONLY = ("slug",)
+
+
+class SettingsError(Exception):
+    def __init__(self, fields: dict[str, str]):
+        super().__init__("; ".join(f"{k}: {v}" for k, v in fields.items()))
+        self.fields = fields
+
+
+def as_dict(project: Project) -> dict:
+    return {
+        "slug": project.slug,
+        "name": project.name,
+        "high_uncertainty_threshold": project.high_uncertainty_threshold,
+        "retention": {
+            "trace_days": project.trace_days,
+            "full_content_days": project.full_content_days,
+            "keep_full_below": project.keep_full_below,
+        },
+    }
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool) and value == value and abs(value) != float("inf")
+
+
+def _share(value) -> str | None:
+    if not _is_number(value):
+        return "must be a number"
+    if not 0 <= value <= 1:
+        return "must be between 0 and 1"
+    return None
+
+
+def _days(value, minimum: int) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "must be a whole number of days, or null to keep forever"
+    if not minimum <= value <= MAX_DAYS:
+        return f"must be between {minimum} and {MAX_DAYS} days, or null to keep forever"
+    return None
+
+
+def validate_changes(data) -> dict:
+    """The model field changes a PATCH body asks for; raises SettingsError."""
+    if not isinstance(data, dict):
+        raise SettingsError({"non_field_errors": "expected a JSON object"})
+    errors: dict[str, str] = {}
+    changes: dict = {}
+    for key in data:
+        if key in READ_ONLY:
+            errors[key] = "cannot be changed"
+        elif key not in TOP_FIELDS:
+            errors[key] = "unknown field"
+    if "name" in data:
+        name = data["name"]
+        if not isinstance(name, str) or len(name) > 200:
+            errors["name"] = "must be a string of at most 200 characters"
+        else:
+            changes["name"] = name
+    if "high_uncertainty_threshold" in data:
+        if problem := _share(data["high_uncertainty_threshold"]):
+            errors["high_uncertainty_threshold"] = problem
+        else:
+            changes["high_uncertainty_threshold"] = float(data["high_uncertainty_threshold"])
+    if "retention" in data:
+        retention = data["retention"]
+        if not isinstance(retention, dict):
+            errors["retention"] = "must be an object"
+        else:
+            for key in retention:
+                if key not in RETENTION_FIELDS:
+                    errors[f"retention.{key}"] = "unknown field"
+            checks = {"trace_days": lambda v: _days(v, 1), "full_content_days": lambda v: _days(v, 0),
+                      "keep_full_below": _share}
+            for key, check in checks.items():
+                if key in retention:
+                    if problem := check(retention[key]):
+                        errors[f"retention.{key}"] = problem
+                    else:
+                        value = retention[key]
+                        changes[key] = float(value) if key == "keep_full_below" else value
+    if errors:
+        raise SettingsError(errors)
+    return changes
+
+
+def change(project: Project, data) -> Project:
+    changes = validate_changes(data)
+    if changes:
+        with transaction.atomic():
+            Project.objects.filter(pk=project.pk).update(**changes)
+        for field, value in changes.items():
+            setattr(project, field, value)
+    return project

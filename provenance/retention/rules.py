@@ -1,0 +1,54 @@
+"""Which nodes keep their full `content` and `raw_input` once they are older
+than the project's `full_content_days`.
+
+A node keeps its full text when it matters to a person reading why something
+went wrong: its confidence is below `keep_full_below`, it was fused (blocked),
+it failed (`status: error`), it was escalated, or it was reviewed (any verdict:
+a review naming it, or a trace-level review of the trace it is the final
+answer of). The direct parents of such a node keep theirs too, so the inputs of
+every kept node stay readable. A node without a confidence is not "below" the
+threshold. Everything else keeps a summary (`SUMMARY_CHARS` characters and a
+SHA-256 of each full text).
+"""
+
+from django.db.models import Exists, OuterRef, Q
+
+from provenance.models import Edge, Escalation, FuseDecision, Node, Project, Review, Trace
+from provenance.reading import final_answer_nodes
+
+SUMMARY_CHARS = 280
+
+
+def reviewed_final_answers(project: Project) -> list[int]:
+    """Pks of the final answers of traces with a trace-level review (by the
+    rule the rest of the product uses to pick a trace's final answer)."""
+    reviewed = Trace.objects.filter(project=project, pk__in=Review.objects.filter(
+        project=project, product_id="").values("trace_id"))
+    return list(final_answer_nodes(reviewed).values_list("pk", flat=True))
+
+
+def matters_by_itself(keep_full_below: float, final_answer_pks: list[int]) -> Q:
+    """The node itself matters (every rule but "parent of one that matters").
+    Correlated on the node's project and product id, so it can stand inside
+    a subquery over children too."""
+    reviewed = Review.objects.filter(project=OuterRef("project"), product_id=OuterRef("product_id"))
+    escalated = Escalation.objects.filter(project=OuterRef("project"), product_id=OuterRef("product_id"))
+    return (
+        Q(confidence__lt=keep_full_below)
+        | Q(fuse_state=FuseDecision.BLOCK)
+        | Q(is_error=True)
+        | Exists(escalated)
+        | Exists(reviewed)
+        | Q(pk__in=final_answer_pks)
+    )
+
+
+def keeps_full_text(keep_full_below: float, final_answer_pks: list[int]) -> Q:
+    mattering_child = Node.objects.filter(
+        project=OuterRef("project"), product_id=OuterRef("child_product_id")
+    ).filter(matters_by_itself(keep_full_below, final_answer_pks))
+    parent_of_mattering = Edge.objects.filter(
+        project=OuterRef("project"), parent_product_id=OuterRef("product_id")
+    ).filter(Exists(mattering_child))
+    return matters_by_itself(keep_full_below, final_answer_pks) | Exists(parent_of_mattering)
+

@@ -1,0 +1,110 @@
+"""The rollups answer exactly what the raw scan answers, including for nodes
+and fuse decisions that arrived after the last refresh."""
+
+import dataclasses
+import random
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+
+from metrics.models import HourRollup, RolledProject
+from metrics.questions import Filters, Question
+from metrics.rollups.refresh import refresh_rollups
+from metrics.values import answer
+from metrics.windows import rollup_part, scan
+from provenance.models import Project
+from tests.conftest import BASE_TIME, node_event
+from tests.metrics.traffic import late_fuse_events, post_in_batches, random_filters, random_window, workflow_events
+
+
+def as_dict(totals) -> dict:
+    figures = dataclasses.asdict(totals)
+    figures["confidence_sum"] = pytest.approx(figures["confidence_sum"], abs=1e-9)
+    return figures
+
+
+def assert_same_as_raw(project, questions) -> None:
+    answers = answer(project, questions)
+    for question, found in answers:
+        expected = scan.grouped(project, question)
+        assert set(found) == set(expected), question
+        for key, totals in found.items():
+            assert as_dict(totals) == as_dict(expected[key]), (question, key)
+
+
+def random_questions(seed: int, count: int) -> list[Question]:
+    rng = random.Random(seed)
+    questions = []
+    for _ in range(count):
+        start, end = random_window(rng)
+        questions.append(Question(start, end, random_filters(rng), rng.choice(["", "", "hour", "day"]),
+                                  rng.choice(["", "", "agent_id", "step", "round"])))
+    return questions
+
+
+@pytest.fixture
+def traffic(project, ingest):
+    events = workflow_events(seed=1, traces=120)
+    post_in_batches(ingest, events)
+    return events
+
+
+def test_rollups_equal_the_raw_scan(project, traffic):
+    refresh_rollups()
+    assert rollup_part.Coverage.of(project) is not None
+    assert_same_as_raw(project, random_questions(seed=2, count=150))
+
+
+def test_nodes_and_late_fuses_after_the_refresh_are_counted(project, ingest, traffic):
+    refresh_rollups()
+    # New nodes in old hours and in new ones, and fuse decisions about old nodes.
+    post_in_batches(ingest, workflow_events(seed=3, traces=15, hours=8, prefix="late-"))
+    ingest(*late_fuse_events(traffic, seed=4, count=25))
+    assert len(rollup_part.Coverage.of(project).dirty) > 1
+    assert_same_as_raw(project, random_questions(seed=5, count=120))
+    refresh_rollups()
+    assert rollup_part.Coverage.of(project).dirty == frozenset()
+    assert_same_as_raw(project, random_questions(seed=6, count=120))
+
+
+def test_covered_hours_are_read_from_the_rollups(project, ingest):
+    ingest(*[node_event(f"n{i}", f"t{i}", seconds=60 * i) for i in range(30)])
+    refresh_rollups()
+    window = (BASE_TIME, BASE_TIME + timedelta(hours=1))
+    question = Question(*window)
+    [(_, before)] = answer(project, [question])
+    HourRollup.objects.filter(project=project, mask=0).update(nodes=1000)
+    [(_, after)] = answer(project, [question])
+    assert (before[(BASE_TIME, None)].nodes, after[(BASE_TIME, None)].nodes) == (30, 1000)
+
+
+def test_refreshing_twice_changes_nothing(project, traffic, ingest):
+    refresh_rollups()
+    ingest(*late_fuse_events(traffic, seed=7, count=10))
+    call_command("refresh_metric_rollups")
+    snapshot = sorted(HourRollup.objects.values_list(
+        "hour", "mask", "agent_id", "step", "source_type", "round", "nodes", "traces", "low_traces", "fused",
+        "run_best", "run_prefix", "run_suffix"), key=repr)
+    report = refresh_rollups()
+    assert (report.nodes, report.fuses, report.hours) == (0, 0, 0)
+    assert sorted(HourRollup.objects.values_list(
+        "hour", "mask", "agent_id", "step", "source_type", "round", "nodes", "traces", "low_traces", "fused",
+        "run_best", "run_prefix", "run_suffix"), key=repr) == snapshot
+
+
+def test_a_changed_threshold_is_not_answered_from_stale_rollups(project, traffic):
+    refresh_rollups()
+    Project.objects.filter(pk=project.pk).update(high_uncertainty_threshold=0.8)
+    project.refresh_from_db()
+    assert rollup_part.Coverage.of(project) is None
+    assert_same_as_raw(project, random_questions(seed=8, count=20))
+    refresh_rollups()
+    assert RolledProject.objects.get(project=project).threshold == 0.8
+    assert_same_as_raw(project, random_questions(seed=9, count=60))
+
+
+def test_a_project_without_nodes_answers_empty(project):
+    refresh_rollups()
+    question = Question(BASE_TIME, BASE_TIME + timedelta(days=1), Filters(), "hour", "agent_id")
+    assert answer(project, [question]) == [(question, {})]
