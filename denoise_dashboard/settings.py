@@ -208,6 +208,9 @@ SPECTACULAR_SETTINGS = {
         {"name": "health", "description": "The nightly DAG health check."},
         {"name": "metrics", "description": "The dashboards' series and the alert metrics over a window."},
         {"name": "alerts", "description": "Alert rules and the alert events they produced."},
+        {"name": "evaluation", "description": "Truth sets (versioned datasets) and judged evaluation runs."},
+        {"name": "policy", "description": "The versioned fuse policy agents read."},
+        {"name": "project", "description": "The project's settings and retention."},
         {"name": "api", "description": "This description."},
     ],
 }

@@ -12,6 +12,7 @@ body Django itself refuses), so no API client ever receives an HTML page.
 from django.http import JsonResponse
 from django.views import defaults
 from rest_framework import exceptions, status
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -66,7 +67,17 @@ def exception_handler(exc, context):
         response.data = invalid_body(detail)
     if response.status_code == status.HTTP_401_UNAUTHORIZED:
         response["WWW-Authenticate"] = 'Bearer realm="api"'
+    if context.get("request") is not None:
+        json_errors(context["request"])
     return response
+
+
+def json_errors(request) -> None:  # a DRF Request
+    """An error is JSON even where the answer asked for was another format
+    (`?format=jsonl`); a person in the browsable API still sees it there."""
+    renderer = getattr(request, "accepted_renderer", None)
+    if renderer is not None and renderer.format not in ("json", "api"):
+        request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
 
 
 def error_response(message: str, status_code: int, **extra) -> Response:

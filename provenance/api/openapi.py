@@ -110,17 +110,23 @@ def allow_blank(schema: dict) -> None:
             schema.pop("type")
 
 
-def describe_undescribed_answers(responses: dict) -> None:
+FORMAT_MEDIA_TYPES = {"json": "application/json", "jsonl": "application/x-ndjson"}
+
+
+def describe_undescribed_answers(responses: dict, parameters: list[dict]) -> None:
     """A view whose answers nobody described yet (a plain APIView without
-    @extend_schema) still documents that it answers JSON, under `default`, so
-    the document never claims "no body" for an endpoint that sends one."""
-    successes = [code for code in responses if code.startswith("2")]
-    if successes and all("content" not in responses[code] for code in successes if code != "204"):
-        for code in successes:
-            if code != "204":
-                responses.pop(code)
-        responses["default"] = {"description": "The answer (see the contract for its fields).",
-                                "content": {"application/json": {"schema": ANY}}}
+    @extend_schema) still documents that it answers JSON (and what `?format=`
+    offers), under `default`, so the document never claims "no body" for an
+    endpoint that sends one."""
+    successes = [code for code in responses if code.startswith("2") and code != "204"]
+    if not successes or any("content" in responses[code] for code in successes):
+        return
+    for code in successes:
+        responses.pop(code)
+    formats = next((p["schema"].get("enum", []) for p in parameters if p.get("name") == "format" and p.get("in") == "query"), [])
+    media = {"application/json", *(FORMAT_MEDIA_TYPES[f] for f in formats if f in FORMAT_MEDIA_TYPES)}
+    responses["default"] = {"description": "The answer (see the contract for its fields).",
+                            "content": {m: {"schema": ANY if m == "application/json" else STRING} for m in sorted(media)}}
 
 
 def add_error_responses(result, generator, request, public):
@@ -139,8 +145,12 @@ def add_error_responses(result, generator, request, public):
             for parameter in operation.get("parameters", []):
                 if parameter.get("in") == "query":
                     allow_blank(parameter.get("schema", {}))
+                if parameter.get("name") == "format" and method != "get":
+                    # A write answers JSON whatever `?format=` says; only a truth set's items read it.
+                    parameter["schema"] = STRING
+                    parameter["description"] = "`jsonl`: the body is JSON Lines (truth set items); else ignored."
             responses = operation.setdefault("responses", {})
-            describe_undescribed_answers(responses)
+            describe_undescribed_answers(responses, operation.get("parameters", []))
             for code in error_codes_for(method, operation):
                 if code in responses:
                     continue

@@ -147,3 +147,23 @@ INGEST_RESULT = obj({
 })
 
 EXTRA_COMPONENTS["Event"] = EVENT
+
+SHARE = {**NUMBER, "minimum": 0, "maximum": 1}
+RETENTION_FIELDS = {
+    "trace_days": nullable({**INTEGER, "minimum": 1, "description": "Delete traces idle this long; null: keep."}),
+    "full_content_days": nullable({**INTEGER, "minimum": 0,
+                                   "description": "After this long keep a 280-character summary only; null: keep."}),
+    "keep_full_below": {**SHARE, "description": "Nodes below this confidence keep their full content."},
+}
+PROJECT = obj({
+    "slug": STRING,
+    "name": STRING,
+    "high_uncertainty_threshold": SHARE,
+    "retention": obj(RETENTION_FIELDS),
+})
+PROJECT_PATCH = obj(
+    {"name": {**STRING, "maxLength": 200}, "high_uncertainty_threshold": SHARE,
+     "retention": obj(RETENTION_FIELDS, required=[], additionalProperties=False)},
+    required=[],
+    additionalProperties=False,
+)

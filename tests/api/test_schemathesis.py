@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import node_event
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
-EXAMPLES_PER_OPERATION = 12
+EXAMPLES_PER_OPERATION = 8
 
 
 @pytest.fixture
