@@ -1,7 +1,7 @@
 """The rule builder form: repeated rows of inputs to and from the contract's
 rule JSON. Validation is AlertRuleSerializer's, the same as the API's."""
 
-from alerts.conditions import FILTER_KEYS
+from alerts.conditions import RULE_FILTER_KEYS as FILTER_KEYS
 from alerts.models import AlertRule
 
 CONDITION_INPUTS = ("metric", "window", "change", "op", "threshold", *FILTER_KEYS)
@@ -32,7 +32,9 @@ def data_from_rows(rows: dict) -> dict:
     """The rule JSON the API would receive for these rows."""
     conditions = []
     for row in rows["conditions"]:
-        condition = {"metric": row["metric"], "window": row["window"], "op": row["op"], "threshold": row["threshold"]}
+        condition = {"metric": row["metric"], "op": row["op"], "threshold": row["threshold"]}
+        if row["window"]:  # eval_accuracy ignores the window; the others say it is required
+            condition["window"] = row["window"]
         if row["change"]:
             condition["change"] = row["change"]
         filters = {key: row[key] for key in FILTER_KEYS if row[key]}
@@ -51,7 +53,7 @@ def rows_from_rule(rule: AlertRule | None) -> dict:
     conditions = []
     for condition in rule.conditions:
         filters = condition.get("filters") or {}
-        conditions.append({"metric": condition["metric"], "window": condition["window"],
+        conditions.append({"metric": condition["metric"], "window": condition.get("window", ""),
                            "change": condition.get("change") or "", "op": condition["op"],
                            "threshold": f"{condition['threshold']:.15g}",
                            **{key: filters.get(key, "") for key in FILTER_KEYS}})

@@ -10,11 +10,17 @@ import re
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from metrics.values import METRICS, Filters
+from metrics.values import ALL_METRICS, Filters
 
 HEALTH_FINDINGS = "health_findings"
-RULE_METRICS = (*METRICS, HEALTH_FINDINGS)
-FILTER_KEYS = ("agent_id", "step", "source_type")
+ROUND_LIMIT_BREACHES = "round_limit_breaches"
+# Accuracy of the newest finished evaluation run of `filters.dataset` (window
+# ignored); relative: against the finished run before it.
+EVAL_ACCURACY = "eval_accuracy"
+RULE_METRICS = (*ALL_METRICS, HEALTH_FINDINGS, EVAL_ACCURACY)
+FILTER_KEYS = ("agent_id", "step", "source_type")  # filters over nodes
+DATASET_FILTER = "dataset"  # eval_accuracy's one filter
+RULE_FILTER_KEYS = (*FILTER_KEYS, DATASET_FILTER)
 OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 MATCHES = ("all", "any")
 
@@ -39,17 +45,19 @@ class Condition:
     threshold: float
     relative: bool = False
     filters: Filters = field(default_factory=Filters)
+    dataset: str = ""
 
     @classmethod
     def from_json(cls, data: dict) -> "Condition":
         given = data.get("filters") or {}
         return cls(
             metric=data["metric"],
-            window_seconds=parse_duration(data["window"]),
+            window_seconds=parse_duration(data.get("window") or "0s"),
             op=data["op"],
             threshold=float(data["threshold"]),
             relative=data.get("change") == "relative",
             filters=Filters(**{key: given[key] for key in FILTER_KEYS if given.get(key)}),
+            dataset=given.get(DATASET_FILTER) or "",
         )
 
     @property

@@ -21,9 +21,19 @@ from django.db import connection, transaction
 from django.db.models import Q
 
 from alerts import delivery, notifications
-from alerts.conditions import HEALTH_FINDINGS, Condition, relative_change, rule_holds, store_value
+from alerts.conditions import (
+    EVAL_ACCURACY,
+    HEALTH_FINDINGS,
+    ROUND_LIMIT_BREACHES,
+    Condition,
+    relative_change,
+    rule_holds,
+    store_value,
+)
 from alerts.models import AlertEvent, AlertRule, RuleState
+from evals.runs import finished_accuracies
 from metrics.values import many_window_values
+from policy.store import max_rounds
 from provenance.bulk import is_postgres
 from provenance.health import latest_finding_count
 
@@ -42,21 +52,32 @@ def _windows(condition: Condition, now: datetime) -> list[tuple]:
     return [current, (now - 2 * condition.window, now - condition.window, condition.filters)]
 
 
+# Metrics that read no window of nodes.
+WINDOWLESS = (HEALTH_FINDINGS, EVAL_ACCURACY)
+
+
 def compute(project, rules: list[tuple[str, list[Condition]]], now: datetime) -> list[RuleResult]:
     """The results of (match, conditions) pairs of one project at `now`."""
     needed: dict[tuple, set[str]] = defaultdict(set)  # (start, end, filters) -> metrics wanted there
     for _, conditions in rules:
         for condition in conditions:
-            if condition.metric != HEALTH_FINDINGS:
+            if condition.metric not in WINDOWLESS:
                 for window in _windows(condition, now):
                     needed[window].add(condition.metric)
     # One call for all windows, each asking only its own metrics, so the costly
     # ones (consecutive_fuses, trace_count) are computed only where wanted.
     windows = list(needed)
-    found = many_window_values(project, [(*w, sorted(needed[w])) for w in windows]) if windows else []
+    # round_limit_breaches counts against the policy's round limit (default profile), read only when asked.
+    uses_rounds = any(ROUND_LIMIT_BREACHES in wanted for wanted in needed.values())
+    round_limit = max_rounds(project) if uses_rounds else None
+    found = (many_window_values(project, [(*w, sorted(needed[w])) for w in windows], round_limit=round_limit)
+             if windows else [])
     answers = dict(zip(windows, found))
     uses_health = any(c.metric == HEALTH_FINDINGS for _, conditions in rules for c in conditions)
     findings = latest_finding_count(project) if uses_health else 0
+    # Per dataset: [newest finished run's accuracy, the one before] as of `now`.
+    accuracies = {c.dataset: finished_accuracies(project, c.dataset, now)
+                  for _, conditions in rules for c in conditions if c.metric == EVAL_ACCURACY}
 
     results = []
     for match, conditions in rules:
@@ -64,6 +85,9 @@ def compute(project, rules: list[tuple[str, list[Condition]]], now: datetime) ->
         for condition in conditions:
             if condition.metric == HEALTH_FINDINGS:
                 measured = [float(findings)] * (2 if condition.relative else 1)
+            elif condition.metric == EVAL_ACCURACY:
+                found = accuracies[condition.dataset] + [None, None]
+                measured = found[:2] if condition.relative else found[:1]
             else:
                 measured = [answers[w][condition.metric] for w in _windows(condition, now)]
             values.append(relative_change(*measured) if condition.relative else measured[0])

@@ -8,7 +8,17 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from alerts import signing
-from alerts.conditions import FILTER_KEYS, MATCHES, MAX_WINDOW_SECONDS, OPS, RULE_METRICS, parse_duration
+from alerts.conditions import (
+    DATASET_FILTER,
+    EVAL_ACCURACY,
+    FILTER_KEYS,
+    MATCHES,
+    MAX_WINDOW_SECONDS,
+    OPS,
+    RULE_FILTER_KEYS,
+    RULE_METRICS,
+    parse_duration,
+)
 from alerts.transports import TRANSPORTS
 from alerts.transports.safe_http import UnsafeDestination, check_url
 
@@ -33,11 +43,13 @@ class FiltersSerializer(StrictSerializer):
     agent_id = serializers.CharField(required=False, allow_blank=True, max_length=255)
     step = serializers.CharField(required=False, allow_blank=True, max_length=255)
     source_type = serializers.CharField(required=False, allow_blank=True, max_length=64)
+    dataset = serializers.CharField(required=False, allow_blank=True, max_length=100,
+                                    help_text="eval_accuracy only: the truth set whose runs are read.")
 
 
 class ConditionSerializer(StrictSerializer):
     metric = serializers.ChoiceField(choices=RULE_METRICS)
-    window = serializers.CharField(max_length=16)
+    window = serializers.CharField(max_length=16, required=False)
     change = serializers.ChoiceField(choices=["relative"], required=False, allow_null=True, allow_blank=True)
     filters = FiltersSerializer(required=False, allow_null=True)
     op = serializers.ChoiceField(choices=list(OPS))
@@ -63,15 +75,36 @@ class ConditionSerializer(StrictSerializer):
         missing = [name for name, field in self.fields.items() if field.required and name not in data]
         if missing:
             raise serializers.ValidationError({name: "This field is required." for name in missing})
-        condition = {"metric": data["metric"], "window": data["window"]}
+        filters = {key: value for key, value in (data.get("filters") or {}).items() if value}
+        check_metric_filters(data["metric"], filters)
+        if "window" not in data and data["metric"] != EVAL_ACCURACY:
+            raise serializers.ValidationError({"window": ["This field is required."]})
+        condition = {"metric": data["metric"]}
+        if "window" in data:
+            condition["window"] = data["window"]
         if data.get("change"):
             condition["change"] = data["change"]
-        filters = {key: value for key, value in (data.get("filters") or {}).items() if value}
         if filters:
-            condition["filters"] = {key: filters[key] for key in FILTER_KEYS if key in filters}
+            condition["filters"] = {key: filters[key] for key in RULE_FILTER_KEYS if key in filters}
         condition["op"] = data["op"]
         condition["threshold"] = data["threshold"]
         return condition
+
+
+def check_metric_filters(metric: str, filters: dict) -> None:
+    """eval_accuracy reads one dataset's runs, not nodes: it needs `filters.dataset`
+    and takes no node filter; the node metrics take no dataset."""
+    if metric == EVAL_ACCURACY:
+        if not filters.get(DATASET_FILTER):
+            raise serializers.ValidationError({"filters": {DATASET_FILTER: [
+                "required for eval_accuracy: the truth set whose newest finished run is read"]}})
+        node_filters = [key for key in FILTER_KEYS if key in filters]
+        if node_filters:
+            raise serializers.ValidationError({"filters": {node_filters[0]: [
+                "eval_accuracy reads evaluation runs, not nodes: only filters.dataset applies"]}})
+    elif filters.get(DATASET_FILTER):
+        raise serializers.ValidationError({"filters": {DATASET_FILTER: [
+            f"only eval_accuracy reads a dataset; {metric} is over nodes"]}})
 
 
 def validate_duration(value: str) -> int:

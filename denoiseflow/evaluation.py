@@ -31,6 +31,7 @@ from typing import Any
 
 from denoiseflow.recorder import NodeRef, Recorder, get_recorder
 from denoiseflow.transport import Reply, TransportError
+from denoiseflow.version import USER_AGENT
 
 AGENT_ID = "evaluation"
 MAX_RESULTS_PER_CALL = 1000
@@ -96,7 +97,7 @@ class Client:
     def call(self, method: str, path: str, body=None, query: dict | None = None):
         url = self.url + path + ("?" + urllib.parse.urlencode(query) if query else "")
         headers = {"Authorization": f"Bearer {self.api_key}", "Accept": "application/json",
-                   "User-Agent": "denoiseflow"}
+                   "User-Agent": USER_AGENT}
         data = None
         if body is not None:
             data = json.dumps(body, default=str).encode()

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from denoiseflow import retry
 from denoiseflow.serialization import Encoding
 from denoiseflow.transport import HttpTransport, TransportError
-from denoiseflow.version import __version__
+from denoiseflow.version import USER_AGENT
 
 logger = logging.getLogger("denoiseflow")
 
@@ -35,7 +35,6 @@ INGEST_PATH = "/api/v1/ingest"
 MAX_BATCH_EVENTS = 1000
 MAX_BATCH_BYTES = 4 * 1024 * 1024
 GZIP_ABOVE_BYTES = 64 * 1024
-USER_AGENT = f"denoiseflow/{__version__}"
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from metrics import catalog
 from metrics.catalog import METRICS
 from metrics.rollups.schema import DIMENSIONS
+from provenance.timestamps import utc_iso
 
 
 @dataclass(frozen=True)
@@ -81,5 +82,5 @@ def buckets(question: Question) -> list[tuple[datetime, datetime]]:
     return result
 
 
-def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+# One way of writing a moment across the product (provenance.timestamps).
+iso = utc_iso

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.backends.signals import connection_created
 
 
 class ProvenanceConfig(AppConfig):
@@ -6,5 +7,9 @@ class ProvenanceConfig(AppConfig):
     verbose_name = "Provenance"
 
     def ready(self):
+        from provenance.stored_timestamps import install_clamping_loaders
+
+        connection_created.connect(install_clamping_loaders, dispatch_uid="provenance-clamping-loaders")
+
         # Registers the OpenAPI extensions (bearer key, session) before any schema is generated.
         from provenance.api import openapi  # noqa: F401

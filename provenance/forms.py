@@ -58,3 +58,49 @@ class TraceFilterForm(forms.Form):
     @property
     def is_filtered(self) -> bool:
         return any(value not in ("", None, False) for value in getattr(self, "cleaned_data", {}).values())
+
+
+class ProjectSettingsForm(forms.Form):
+    """The settings page's fields. Checked here only for shape; the rules are
+    `provenance.project_settings`' (the API's), mapped back onto these fields."""
+
+    API_FIELDS = {
+        "high_uncertainty_threshold": "high_uncertainty_threshold",
+        "retention.trace_days": "trace_days",
+        "retention.full_content_days": "full_content_days",
+        "retention.keep_full_below": "keep_full_below",
+    }
+
+    high_uncertainty_threshold = forms.FloatField(
+        label="High-uncertainty threshold", min_value=0, max_value=1, widget=forms.NumberInput(attrs={"step": "0.01"}),
+        help_text="A node with a confidence below this is high-uncertainty (charts, alerts, root causes).")
+    trace_days = forms.IntegerField(
+        label="Delete traces after (days)", required=False, widget=forms.NumberInput(attrs={"placeholder": "never"}),
+        help_text="Traces whose last activity is older are deleted with everything that is theirs. Empty: never.")
+    full_content_days = forms.IntegerField(
+        label="Keep full text for (days)", required=False, widget=forms.NumberInput(attrs={"placeholder": "always"}),
+        help_text="After this, only nodes that matter keep their full content and raw input. Empty: always.")
+    keep_full_below = forms.FloatField(
+        label="Keep full text below confidence", min_value=0, max_value=1,
+        widget=forms.NumberInput(attrs={"step": "0.01"}),
+        help_text="Past that age, nodes below this confidence keep their full text, as do fused, failed, escalated "
+                  "and reviewed nodes and the direct parents of all of these.")
+
+    def __init__(self, project, data=None):
+        super().__init__(data, initial={
+            "high_uncertainty_threshold": project.high_uncertainty_threshold,
+            "trace_days": project.trace_days,
+            "full_content_days": project.full_content_days,
+            "keep_full_below": project.keep_full_below,
+        })
+
+    def changes(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "high_uncertainty_threshold": data["high_uncertainty_threshold"],
+            "retention": {key: data[key] for key in ("trace_days", "full_content_days", "keep_full_below")},
+        }
+
+    def add_api_errors(self, fields: dict[str, str]) -> None:
+        for api_field, message in fields.items():
+            self.add_error(self.API_FIELDS.get(api_field), message)

@@ -20,6 +20,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from provenance import span_conventions
+from provenance.validation import MAX_PARENTS
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -208,6 +209,8 @@ def span_events(span: Span, resource: dict, scope) -> list[dict]:
     span_hex = span.span_id.hex()
     if span.parent_span_id and len(span.parent_span_id) != 8:
         raise ValueError(f"span {span_hex} (trace {trace_hex}): parentSpanId must be 8 bytes")
+    if len(span.links) > MAX_PARENTS:
+        raise ValueError(f"span {span_hex} (trace {trace_hex}): more than {MAX_PARENTS} links ({len(span.links)})")
     timestamp = timestamp_of(span)
     if timestamp is None:
         raise ValueError(f"span {span_hex} (trace {trace_hex}): startTimeUnixNano is missing")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from provenance import views
+from provenance import settings_views, views
 from provenance.health import views as health_views
 
 app_name = "provenance"
@@ -16,4 +16,5 @@ urlpatterns = [
     path("p/<slug:slug>/traces/<path:trace_id>/impact.json", views.node_impact, name="node-impact"),
     path("p/<slug:slug>/traces/<path:trace_id>/", views.trace_detail, name="trace-detail"),
     path("p/<slug:slug>/health/", health_views.health_page, name="health"),
+    path("p/<slug:slug>/settings/", settings_views.settings_page, name="settings"),
 ]

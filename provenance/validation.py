@@ -9,9 +9,17 @@ import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from provenance.json_limits import deeper_than
 from provenance.models import FuseDecision, Verdict
 
 MAX_ID_LENGTH = 255
+MAX_PARENTS = 1000  # per node; also bounds an OTLP span's links
+MAX_DEPTH = 64  # nesting of metadata and metrics, the object itself being level 1
+# Stored timestamps stay far from the calendar's edges, where datetime
+# arithmetic and PostgreSQL's BC dates break reads.
+FIRST_YEAR, LAST_YEAR = 1970, 2200
+EARLIEST = datetime(FIRST_YEAR, 1, 1, tzinfo=UTC)
+LATEST = datetime(LAST_YEAR + 1, 1, 1, tzinfo=UTC)
 MAX_INT = 2**31 - 1  # integer columns are 32-bit
 EVENT_TYPES = ("node", "fuse", "review", "escalation")
 SOURCE_TYPE_MAX = 64
@@ -101,8 +109,13 @@ def parse_timestamp(value) -> datetime:
         parsed = datetime.fromisoformat(value)
     except ValueError:
         raise EventError(f"timestamp: {value[:40]!r} is not ISO 8601") from None
+    # The local year first: converting year 1 with an offset to UTC overflows.
+    if not FIRST_YEAR <= parsed.year <= LAST_YEAR:
+        raise EventError(f"timestamp: {value[:40]!r} is outside the years {FIRST_YEAR} to {LAST_YEAR}")
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
+    if not EARLIEST <= parsed < LATEST:
+        raise EventError(f"timestamp: {value[:40]!r} is outside the years {FIRST_YEAR} to {LAST_YEAR}")
     return parsed
 
 
@@ -151,7 +164,10 @@ def optional_object(body: dict, name: str) -> dict:
         return {}
     if not isinstance(value, dict):
         raise EventError(f"{name}: must be an object")
+    if deeper_than(value, MAX_DEPTH):
+        raise EventError(f"{name}: nested deeper than {MAX_DEPTH} levels")
     return value
+
 
 
 def parse_fuse(value, prefix: str) -> InlineFuse:
@@ -207,6 +223,8 @@ def parse_node(event_id: str, timestamp: datetime, body: dict) -> NodeEvent:
     parent_ids = body.get("parent_ids")
     if parent_ids is None:
         parent_ids = []
+    elif isinstance(parent_ids, list) and len(parent_ids) > MAX_PARENTS:
+        raise EventError(f"parent_ids: at most {MAX_PARENTS} ids per node (got {len(parent_ids)})")
     elif not isinstance(parent_ids, list) or not all(isinstance(p, str) and p for p in parent_ids):
         raise EventError("parent_ids: must be a list of non-empty strings")
     elif any(len(p) > MAX_ID_LENGTH for p in parent_ids):

@@ -27,4 +27,5 @@ def condition_text(condition: dict) -> str:
     change = " change" if condition.get("change") == "relative" else ""
     threshold = condition.get("threshold")
     threshold = f"{threshold:.15g}" if isinstance(threshold, (int, float)) else threshold
-    return f"{condition.get('metric')}{scope}{change} over {condition.get('window')} {condition.get('op')} {threshold}"
+    window = f" over {condition['window']}" if condition.get("window") else ""
+    return f"{condition.get('metric')}{scope}{change}{window} {condition.get('op')} {threshold}"

@@ -5,10 +5,12 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from provenance import dag, reading
+from provenance import explorer, reading
 from provenance.api import shapes
 from provenance.api.params import TimestampField
+from provenance.json_limits import clip_depth
 from provenance.models import Node, Review, Trace
+from provenance.validation import MAX_DEPTH
 
 
 class TracePagination(PageNumberPagination):
@@ -116,8 +118,8 @@ class NodeDetailView(APIView):
                 "content_sha256": node.content_sha256,
                 "raw_input_sha256": node.raw_input_sha256,
                 "confidence_scale": node.confidence_scale,
-                "metrics": node.metrics,
-                "metadata": node.metadata,
+                "metrics": clip_depth(node.metrics, MAX_DEPTH),
+                "metadata": clip_depth(node.metadata, MAX_DEPTH),
                 "fuses": [reading.fuse_summary(fuse) for fuse in reading.fuses_of(node)],
                 "escalations": [reading.escalation_summary(e) for e in reading.escalations_of(node)],
                 "reviews": [
@@ -127,26 +129,21 @@ class NodeDetailView(APIView):
         )
 
 
+def only(row: dict, *keys: str) -> dict:
+    return {key: row[key] for key in keys}
+
+
 class RootCauseView(APIView):
-    """`GET …/nodes/{product_id}/root-cause`: the anomalous ancestors (or the node
-    itself) with no anomalous ancestor of their own, and the path from the first."""
+    """`GET …/nodes/{product_id}/root-cause`: the page's answer, in the contract's fields."""
 
     @extend_schema(operation_id="nodes_root_cause", summary="Why a node went wrong", responses={200: shapes.ROOT_CAUSE}, tags=["traces"])
     def get(self, request, trace_id, product_id):
-        node = get_node(request, trace_id, product_id)
-        causes, path = dag.root_causes(request.user.project, node.product_id)
-        trace_ids = dict(Trace.objects.filter(pk__in={c.trace_pk for c in causes}).values_list("pk", "trace_id"))
-        return Response(
-            {
-                "product_id": node.product_id,
-                "root_causes": [
-                    {"product_id": c.product_id, "reason": c.reason, "confidence": c.confidence,
-                     "trace_id": trace_ids[c.trace_pk]}
-                    for c in causes
-                ],
-                "path": path,
-            }
-        )
+        answer = explorer.root_cause(request.user.project, get_node(request, trace_id, product_id))
+        return Response({
+            "product_id": answer["product_id"],
+            "root_causes": [only(c, "product_id", "reason", "confidence", "trace_id") for c in answer["root_causes"]],
+            "path": answer["path"],
+        })
 
 
 class ImpactView(APIView):
@@ -154,13 +151,9 @@ class ImpactView(APIView):
 
     @extend_schema(operation_id="nodes_impact", summary="A node's blast radius", responses={200: shapes.IMPACT}, tags=["traces"])
     def get(self, request, trace_id, product_id):
-        node = get_node(request, trace_id, product_id)
-        found = dag.descendants(request.user.project, node.product_id)
-        trace_ids = dict(Trace.objects.filter(pk__in={n.trace_pk for n in found}).values_list("pk", "trace_id"))
-        return Response(
-            {
-                "product_id": node.product_id,
-                "descendants": [n.product_id for n in found],
-                "nodes": [{"product_id": n.product_id, "trace_id": trace_ids[n.trace_pk]} for n in found],
-            }
-        )
+        answer = explorer.impact(request.user.project, get_node(request, trace_id, product_id))
+        return Response({
+            "product_id": answer["product_id"],
+            "descendants": answer["descendants"],
+            "nodes": [only(n, "product_id", "trace_id") for n in answer["nodes"]],
+        })

@@ -88,3 +88,22 @@ def test_a_gzip_json_export_is_accepted(otlp_post, api):
     response = otlp_post(gzip.compress(orjson.dumps(body)), HTTP_CONTENT_ENCODING="gzip")
     assert response.status_code == 200
     assert api.get("/api/v1/traces/0af7651916cd43dd8448eb211c80319c").json()["node_count"] == 1
+
+
+# OTLP
+
+
+def test_a_span_with_more_than_1000_links_is_rejected_alone(otlp_post, project):
+    trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+    links = [{"traceId": trace, "spanId": format(i + 1, "016x")} for i in range(1001)]
+    spans = [{"traceId": trace, "spanId": "00000000000a0001", "name": "wide", "startTimeUnixNano": "1763629200000000000",
+              "links": links},
+             {"traceId": trace, "spanId": "00000000000a0002", "name": "ok", "startTimeUnixNano": "1763629200000000000"}]
+
+    response = otlp_post(orjson.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
+
+    assert response.status_code == 200
+    partial = response.json()["partialSuccess"]
+    assert partial["rejectedSpans"] == "1"
+    assert "more than 1000 links" in partial["errorMessage"]
+    assert Node.objects.filter(project=project).count() == 1

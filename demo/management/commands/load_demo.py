@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.urls import NoReverseMatch
 from django.utils import timezone
 
-from demo import accounts, history
+from demo import accounts, history, policy_story, truth_sets
 from demo.local_server import serving
 from demo.noise import HistoryNoise
 from denoiseflow import Recorder
@@ -43,6 +43,8 @@ class Command(BaseCommand):
             recorder = Recorder(url, access.api_key, batch_size=500, flush_interval=0.1, max_buffer=2_000_000,
                                 backoff_base=0.2, max_backoff=2.0)
             filled = history.fill(recorder, noise, existing, scale)
+            truth_sets.load(recorder)
+            policy_story.tell(recorder, access.project, noise.now, scale)
             delivered = recorder.close(timeout=300)
         phases["history"] = time.monotonic() - started - sum(phases.values())
         stats = recorder.stats()

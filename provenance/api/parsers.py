@@ -1,0 +1,34 @@
+"""The JSON parser of every API endpoint (ingest reads its own body).
+
+DRF's stock parser decodes with the standard library, which recurses once per
+level (a 3,000-deep body is a RecursionError, a 500) and reads a body of any
+size. This one decodes with orjson (C, 1,024 levels at most), refuses bodies
+over the API's size limit and deep or NUL-carrying ones, each with a 400 that
+says why."""
+
+import orjson
+from django.conf import settings
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import BaseParser
+
+from provenance.json_limits import MAX_BODY_DEPTH, body_problem
+
+
+class JSONParser(BaseParser):
+    media_type = "application/json"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = settings.API_MAX_BODY_BYTES
+        raw = stream.read(limit + 1)
+        if len(raw) > limit:
+            raise ParseError(f"body is larger than {limit} bytes")
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError as error:
+            if "depth limit" in str(error):
+                raise ParseError(f"body is nested deeper than {MAX_BODY_DEPTH} levels") from None
+            raise ParseError(f"body is not valid JSON ({error})") from None
+        problem = body_problem(data)
+        if problem:
+            raise ParseError(problem)
+        return data

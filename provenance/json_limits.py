@@ -1,0 +1,71 @@
+"""Limits on JSON from clients: how deep it nests and what its strings hold.
+
+Deep input is what breaks recursive code (Python's recursion limit, orjson's
+255 levels when encoding), and PostgreSQL's text and jsonb refuse NUL. Every walk
+here is iterative for that reason."""
+
+MAX_BODY_DEPTH = 100  # an API body other than ingest's, the body itself being level 1
+TOO_DEEP = "… (nested deeper than {limit} levels)"
+
+
+def _children(container):
+    return container.values() if isinstance(container, dict) else container
+
+
+def deeper_than(value, limit: int) -> bool:
+    """Whether objects and lists nest more than `limit` levels (`value` is level 1)."""
+    stack = [(value, 1)]
+    while stack:
+        container, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in _children(container) if isinstance(child, (dict, list)))
+    return False
+
+
+def body_problem(value, limit: int = MAX_BODY_DEPTH) -> str | None:
+    """What makes a decoded request body unfit to handle, or None."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return "text in the body must not contain NUL characters (\\u0000)"
+            continue
+        if not isinstance(item, (dict, list)):
+            continue
+        if depth > limit:
+            return f"body is nested deeper than {limit} levels"
+        if isinstance(item, dict):
+            if any("\x00" in key for key in item):
+                return "keys in the body must not contain NUL characters (\\u0000)"
+        stack.extend((child, depth + 1) for child in _children(item))
+    return None
+
+
+def clip_depth(value, limit: int):
+    """A copy of `value` with whatever nests deeper than `limit` levels replaced
+    by a note saying so: for values stored before the limits, so reading them
+    never fails where encoding would."""
+    if not isinstance(value, (dict, list)) or not deeper_than(value, limit):
+        return value
+    note = TOO_DEEP.format(limit=limit)
+    root = type(value)()
+    stack = [(value, root, 1)]
+    while stack:
+        source, copy, depth = stack.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, child in items:
+            if isinstance(child, (dict, list)):
+                if depth == limit:
+                    child_copy = note
+                else:
+                    child_copy = type(child)()
+                    stack.append((child, child_copy, depth + 1))
+            else:
+                child_copy = child
+            if isinstance(copy, dict):
+                copy[key] = child_copy
+            else:
+                copy.append(child_copy)
+    return root

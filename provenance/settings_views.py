@@ -1,0 +1,55 @@
+"""The project settings page: the high-uncertainty threshold and retention,
+with a preview of what the retention job would do today, and its past runs.
+
+Project admins (staff and superusers) change them; other members see them.
+The same validation as `PATCH /api/v1/project` (`provenance.project_settings`).
+"""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+
+from provenance import project_settings
+from provenance.forms import ProjectSettingsForm
+from provenance.membership import project_for_user_or_404
+from provenance.models import RetentionRun
+from provenance.retention import job
+
+RUNS_SHOWN = 20
+
+
+def can_change_settings(user) -> bool:
+    return user.is_staff or user.is_superuser
+
+
+@login_required
+def settings_page(request, slug):
+    project = project_for_user_or_404(request.user, slug)
+    may_change = can_change_settings(request.user)
+    form = ProjectSettingsForm(project, request.POST if request.method == "POST" and may_change else None)
+    preview = None
+    if form.is_bound and form.is_valid():
+        changes = form.changes()
+        try:
+            validated = project_settings.validate_changes(changes)
+        except project_settings.SettingsError as error:
+            form.add_api_errors(error.fields)
+        else:
+            if "save" in request.POST:
+                project_settings.change(project, changes)
+                messages.success(request, "Settings saved. The retention job applies them tonight at 03:30.")
+                return redirect("provenance:settings", project.slug)
+            merged = {**job.Retention.of(project).as_dict(), **{k: v for k, v in validated.items()
+                                                                if k in project_settings.RETENTION_FIELDS}}
+            preview = job.preview(project, job.Retention(**merged))
+    if preview is None:
+        preview = job.preview(project, job.Retention.of(project))
+    return render(request, "provenance/settings.html", {
+        "project": project,
+        "form": form,
+        "may_change": may_change,
+        "preview": preview,
+        "previewing_unsaved": form.is_bound,
+        "runs": RetentionRun.objects.filter(project=project).order_by("-started_at", "-pk")[:RUNS_SHOWN],
+        "full_share": job.share_with_full_text(project),
+    })
