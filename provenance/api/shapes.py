@@ -34,7 +34,11 @@ NODE_SUMMARY = obj({
     "round": nullable(INTEGER),
     "parent_ids": array(STRING),
     "timestamp": DATETIME,
-})
+    "retry_of": nullable({**STRING, "description": "The fused node this one retries."}),
+    "attempt": nullable(INTEGER),
+    "content_tier": enum("full", "summary"),
+}, required=["product_id", "trace_id", "agent_id", "step", "source_type", "confidence", "fused", "status", "round",
+             "parent_ids", "timestamp"])
 
 TRACE_SUMMARY_FIELDS = {
     "trace_id": STRING,
@@ -66,19 +70,30 @@ NODE_DETAIL = {
         obj({
             "content": STRING,
             "raw_input": STRING,
+            "content_sha256": nullable(STRING),
+            "raw_input_sha256": nullable(STRING),
             "confidence_scale": nullable(NUMBER),
             "metrics": FREE_OBJECT,
             "metadata": FREE_OBJECT,
             "fuses": array(obj({
                 "decision": enum(*DECISIONS),
                 "reason": STRING,
+                "reason_code": nullable(STRING),
+                "policy_version": nullable(INTEGER),
                 "threshold": nullable(NUMBER),
                 "by_agent_id": STRING,
                 "inline": BOOLEAN,
                 "timestamp": DATETIME,
+            }, required=["decision", "reason", "timestamp"])),
+            "escalations": array(obj({
+                "reason": STRING,
+                "by_agent_id": nullable(STRING),
+                "timestamp": DATETIME,
+                "open": BOOLEAN,
+                "closed_at": nullable(DATETIME),
             })),
             "reviews": array(obj({"verdict": enum("correct", "incorrect"), "comment": STRING, "timestamp": DATETIME})),
-        }),
+        }, required=["content", "raw_input", "metrics", "metadata", "fuses", "reviews"]),
     ]
 }
 

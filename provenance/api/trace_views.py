@@ -1,5 +1,5 @@
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
@@ -63,6 +63,11 @@ def trace_summary(trace: Trace) -> dict:
     }
 
 
+TRACE_ID = OpenApiParameter("trace_id", str, OpenApiParameter.PATH, description="The client's trace id.",
+                            examples=[OpenApiExample("a trace", value="t-1")])
+PRODUCT_ID = OpenApiParameter("product_id", str, OpenApiParameter.PATH, description="The node's product id.",
+                              examples=[OpenApiExample("its final answer", value="final")])
+
 PAGE_PARAMETERS = [
     OpenApiParameter("page", int, description="1-based page number (past the last page: 404)."),
     OpenApiParameter("page_size", int, description=f"Traces per page (default {TracePagination.page_size}, "
@@ -95,7 +100,7 @@ def get_node(request, trace_id: str, product_id: str) -> Node:
 class TraceDetailView(APIView):
     """`GET /api/v1/traces/{trace_id}`: the trace's nodes with their parents."""
 
-    @extend_schema(operation_id="traces_retrieve", summary="A trace and its nodes", responses={200: shapes.TRACE_DETAIL}, tags=["traces"])
+    @extend_schema(operation_id="traces_retrieve", parameters=[TRACE_ID], summary="A trace and its nodes", responses={200: shapes.TRACE_DETAIL}, tags=["traces"])
     def get(self, request, trace_id):
         trace = get_trace(request, trace_id)
         return Response({**trace_summary(trace), "nodes": reading.trace_nodes(trace)})
@@ -104,7 +109,8 @@ class TraceDetailView(APIView):
 class NodeDetailView(APIView):
     """`GET /api/v1/traces/{trace_id}/nodes/{product_id}`: one node in full."""
 
-    @extend_schema(operation_id="nodes_retrieve", summary="One node in full", responses={200: shapes.NODE_DETAIL}, tags=["traces"])
+    @extend_schema(operation_id="nodes_retrieve", parameters=[TRACE_ID, PRODUCT_ID],
+                   summary="One node in full", responses={200: shapes.NODE_DETAIL}, tags=["traces"])
     def get(self, request, trace_id, product_id):
         node = get_node(request, trace_id, product_id)
         summary = reading.trace_nodes(node.trace, [node.pk])[0]
@@ -136,7 +142,8 @@ def only(row: dict, *keys: str) -> dict:
 class RootCauseView(APIView):
     """`GET …/nodes/{product_id}/root-cause`: the page's answer, in the contract's fields."""
 
-    @extend_schema(operation_id="nodes_root_cause", summary="Why a node went wrong", responses={200: shapes.ROOT_CAUSE}, tags=["traces"])
+    @extend_schema(operation_id="nodes_root_cause", parameters=[TRACE_ID, PRODUCT_ID],
+                   summary="Why a node went wrong", responses={200: shapes.ROOT_CAUSE}, tags=["traces"])
     def get(self, request, trace_id, product_id):
         answer = explorer.root_cause(request.user.project, get_node(request, trace_id, product_id))
         return Response({
@@ -149,7 +156,8 @@ class RootCauseView(APIView):
 class ImpactView(APIView):
     """`GET …/nodes/{product_id}/impact`: every node that consumed it, transitively."""
 
-    @extend_schema(operation_id="nodes_impact", summary="A node's blast radius", responses={200: shapes.IMPACT}, tags=["traces"])
+    @extend_schema(operation_id="nodes_impact", parameters=[TRACE_ID, PRODUCT_ID],
+                   summary="A node's blast radius", responses={200: shapes.IMPACT}, tags=["traces"])
     def get(self, request, trace_id, product_id):
         answer = explorer.impact(request.user.project, get_node(request, trace_id, product_id))
         return Response({
