@@ -1,10 +1,9 @@
 """JSON Schemas of the alerts API's answers (`alerts.rules.rule_json`,
 `event_json`), for the OpenAPI document."""
 
-from provenance.api.openapi import BOOLEAN, DATETIME, INTEGER, NUMBER, STRING, array, enum, nullable, obj
-
 from alerts.conditions import FILTER_KEYS, MATCHES, OPS, RULE_METRICS
 from alerts.models import RuleState
+from provenance.api.openapi import BOOLEAN, DATETIME, INTEGER, NUMBER, STRING, array, enum, nullable, obj
 
 CONDITION = obj(
     {

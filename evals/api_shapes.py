@@ -3,10 +3,21 @@ document: what `evals.datasets`, `evals.runs` and `evals.comparison` answer and
 what the views accept. Requests say the types the views check; finer rules
 (name characters, tolerance keys) are theirs and answer 400 naming the field."""
 
-from provenance.api.openapi import ANY, BOOLEAN, DATETIME, FREE_OBJECT, INTEGER, NUMBER, STRING, array, enum, nullable, obj
-
 from evals.judge import KINDS
 from evals.validation import ORIGINS
+from provenance.api.openapi import (
+    ANY,
+    BOOLEAN,
+    DATETIME,
+    FREE_OBJECT,
+    INTEGER,
+    NUMBER,
+    STRING,
+    array,
+    enum,
+    nullable,
+    obj,
+)
 
 NAME = {**STRING, "description": "1–100 letters, digits, `-`, `_`, `.`."}
 

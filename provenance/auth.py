@@ -4,8 +4,8 @@ browsable API works in a browser; writes still need a key)."""
 
 from datetime import timedelta
 
-from django.utils import timezone
 from django.http import Http404
+from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
 from provenance.membership import projects_for

@@ -5,10 +5,10 @@ beside any change to those answers (the schemathesis test fails otherwise)."""
 from provenance.api.openapi import (
     BOOLEAN,
     DATETIME,
+    EXTRA_COMPONENTS,
     FREE_OBJECT,
     INTEGER,
     NUMBER,
-    EXTRA_COMPONENTS,
     STRING,
     array,
     enum,

@@ -65,9 +65,15 @@ def test_a_body_over_the_limit_is_a_413(api, settings):
     assert_error_shape(api.post("/api/v1/ingest", {"batch": [{}] * 1001}, format="json"), 413)
 
 
-def test_a_body_django_itself_refuses_is_a_json_400(api, settings):
-    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100
+def test_a_body_over_the_api_limit_is_refused_before_it_is_read(api, settings):
+    settings.API_MAX_BODY_BYTES = 100
     response = api.post("/api/v1/alert-rules", {"name": "x" * 500}, format="json")
+    assert "larger than 100 bytes" in assert_error_shape(response, 400)["error"]
+
+
+def test_a_request_django_itself_refuses_is_a_json_400(api, settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 2
+    response = api.get("/api/v1/traces?" + "&".join(f"f{i}=1" for i in range(10)))
     assert_error_shape(response, 400)
 
 
