@@ -38,7 +38,8 @@ ITEM_FIELDS = {
     "tolerance": {**FREE_OBJECT, "description": 'number: {"abs", "rel"}; percentages: {"points"}.'},
 }
 ITEM_INPUT = obj(ITEM_FIELDS, required=["id", "expected"])
-ITEM = obj({**ITEM_FIELDS, "drifted": BOOLEAN}, required=["id", "expected", "kind"])
+ITEM = obj({**ITEM_FIELDS, "tolerance": nullable(ITEM_FIELDS["tolerance"]), "drifted": BOOLEAN},
+           required=["id", "expected", "kind"])
 DATASET_DETAIL = obj({**DATASET["properties"], "newest_version": INTEGER, "items": array(ITEM)},
                      required=["name", "version", "items"])
 ITEMS_REQUEST = obj({"items": array(ITEM_INPUT, maxItems=1000)})

@@ -1,9 +1,8 @@
 """JSON Schemas of the fuse policy API, for the OpenAPI document."""
 
 from policy.document import COUNTS, MAX_COUNT, MAX_NOTE
-from provenance.api.openapi import DATETIME, INTEGER, NUMBER, STRING, array, nullable, obj
+from provenance.api.openapi import DATETIME, INTEGER, SHARE, STRING, array, nullable, obj
 
-SHARE = {**NUMBER, "minimum": 0, "maximum": 1}
 THRESHOLDS = obj({"accept": SHARE, "block": SHARE}, required=[], description="0 ≤ block ≤ accept ≤ 1; a missing one comes from the profile.")
 PROFILE = obj(
     {

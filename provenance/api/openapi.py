@@ -20,6 +20,7 @@ BOOLEAN = {"type": "boolean"}
 DATETIME = {"type": "string", "format": "date-time"}
 ANY = {}  # any JSON value
 FREE_OBJECT = {"type": "object", "additionalProperties": True}
+SHARE = {**NUMBER, "minimum": 0, "maximum": 1}  # a confidence, a threshold, a ratio
 
 
 def nullable(schema: dict) -> dict:

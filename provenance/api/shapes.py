@@ -9,6 +9,7 @@ from provenance.api.openapi import (
     FREE_OBJECT,
     INTEGER,
     NUMBER,
+    SHARE,
     STRING,
     array,
     enum,
@@ -163,7 +164,6 @@ INGEST_RESULT = obj({
 
 EXTRA_COMPONENTS["Event"] = EVENT
 
-SHARE = {**NUMBER, "minimum": 0, "maximum": 1}
 RETENTION_FIELDS = {
     "trace_days": nullable({**INTEGER, "minimum": 1, "description": "Delete traces idle this long; null: keep."}),
     "full_content_days": nullable({**INTEGER, "minimum": 0,
