@@ -55,6 +55,11 @@ class Question:
     def needs_traces(self) -> bool:
         return catalog.needs_traces(self.metrics)
 
+    def bucket_key(self, bucket: datetime | None) -> datetime:
+        """The key of the bucket starting at `bucket` (None: the whole window):
+        buckets are UTC-aligned, except the first, which starts with the window."""
+        return self.start if bucket is None else max(bucket, self.start)
+
     def __post_init__(self):
         if self.step not in STEPS:
             raise ValueError(f"step must be one of {STEPS}")

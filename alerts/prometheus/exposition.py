@@ -20,21 +20,17 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import generate_latest
 
 from alerts.models import AlertRule, RuleState
+from metrics.catalog import CATALOG
 from metrics.values import values_by
 from provenance.health import latest_report
 from provenance.models import FindingKind
 
 WINDOW = timedelta(minutes=15)
 WINDOW_LABEL = "15m"
-# (alert metric, gauge, help)
+# (alert metric, gauge, help: the metric's meaning, from where it is defined)
 GAUGES = [
-    ("node_count", "denoise_node_count", "Nodes of the agent in the window."),
-    ("fuse_rate", "denoise_fuse_rate", "Fused nodes (fuse_state block) / nodes, over the window."),
-    ("failure_rate", "denoise_failure_rate", "Nodes fused or with status error / nodes, over the window."),
-    ("mean_confidence", "denoise_mean_confidence",
-     "Mean normalized confidence of the agent's nodes that have one (absent when none has)."),
-    ("high_uncertainty_ratio", "denoise_high_uncertainty_ratio",
-     "Share of the agent's traces in the window with a node below the project's high-uncertainty threshold."),
+    (metric, f"denoise_{metric}", f"Per agent over the last {WINDOW_LABEL}: {CATALOG[metric].meaning}.")
+    for metric in ("node_count", "fuse_rate", "failure_rate", "mean_confidence", "high_uncertainty_ratio")
 ]
 
 
