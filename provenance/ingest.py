@@ -202,7 +202,7 @@ def claim_event_ids(project: Project, event_ids: list[str], now) -> set[str]:
 
 def record_event_ids(project: Project, event_ids: list[str], now) -> None:
     copy_rows(IngestedEvent._meta.db_table, ["project_id", "event_id", "received_at"],
-              [(project.pk, event_id, now) for event_id in event_ids])
+              [(project.pk, event_id, now) for event_id in event_ids], ["bigint", "text", "timestamptz"])
 
 
 def release_refused_events(project: Project, refused: list) -> None:
@@ -315,7 +315,7 @@ def insert_nodes(project: Project, nodes: list, trace_pks: dict[str, int], now) 
 
 def copy_nodes(project: Project, nodes: list, trace_pks: dict[str, int], now) -> None:
     """COPY; a product id that is taken already raises IntegrityError."""
-    copy_rows(Node._meta.db_table, NODE_COLUMNS, [node_row(project, n, trace_pks, now) for _, n in nodes])
+    copy_rows(Node._meta.db_table, NODE_COLUMNS, [node_row(project, n, trace_pks, now) for _, n in nodes], NODE_TYPES)
 
 
 def insert_edges(project: Project, nodes: list, trace_pks: dict[str, int]) -> None:
