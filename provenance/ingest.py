@@ -1,9 +1,10 @@
 """The ingest path: a validated batch of events becomes a handful of statements.
 
-One transaction per batch. Event ids are claimed first (`ON CONFLICT DO
-NOTHING`), so a resent event stores nothing and two concurrent copies of the same
-batch serialise on the unique index instead of both writing. Everything else is
-one multi-row statement per table.
+One transaction per batch, one multi-row statement per table. Idempotency by
+event id: a node's record is the node itself (its product id is unique per
+project and it keeps its event id), other events' ids are kept in
+IngestedEvent. A resent event stores nothing; two concurrent copies of the
+same batch serialise on the unique indexes instead of both writing.
 """
 
 from collections import defaultdict
@@ -113,56 +114,95 @@ def taken_product(node: NodeEvent) -> str:
     return f"product_id: {node.product_id!r} is already used by another event"
 
 
-def sort_batch(parsed: list, outcome: dict, fresh: set[str] | None = None) -> SortedBatch:
-    """Sorts the events by kind, marking each 201, or 200 when its id is not in
-    `fresh` (a resend; None: every id is new). A product id may be claimed only
-    once: within the batch, the first wins and the others are 409s."""
+def sort_batch(
+    parsed: list, outcome: dict, fresh: set[str] | None = None, stored: dict[str, str] | None = None
+) -> SortedBatch:
+    """Sorts the new events by kind and gives each its status.
+
+    A node's own unique key is its idempotency record: a node whose product id
+    is `stored` already is a resend (200) when the stored node came from the
+    same event id, else a reused product id (409). Other events are resends
+    when their id is not `fresh` (None: every id is new). A product id may be
+    claimed only once: within the batch, the first wins and the others are 409s."""
     batch = SortedBatch()
     by_kind = {FuseEvent: batch.fuses, ReviewEvent: batch.reviews, EscalationEvent: batch.escalations}
+    stored = stored or {}
     seen_products = set()
     for position, event in parsed:
-        if fresh is not None and event.event_id not in fresh:
-            outcome[position] = (200, None)
-        elif type(event) is not NodeEvent:
-            outcome[position] = (201, None)
-            by_kind[type(event)].append(event)
+        if type(event) is not NodeEvent:
+            if fresh is not None and event.event_id not in fresh:
+                outcome[position] = (200, None)
+            else:
+                outcome[position] = (201, None)
+                by_kind[type(event)].append(event)
         elif event.product_id in seen_products:
             outcome[position] = (409, taken_product(event))
-        else:
-            outcome[position] = (201, None)
+        elif event.product_id in stored:
             seen_products.add(event.product_id)
+            outcome[position] = (200, None) if stored[event.product_id] == event.event_id else (409, taken_product(event))
+        else:
+            seen_products.add(event.product_id)
+            outcome[position] = (201, None)
             batch.nodes.append((position, event))
     return batch
+
+
+def split_ids(parsed: list) -> tuple[list[str], list[str]]:
+    """(product ids of the node events, event ids of the others)."""
+    products, others = [], []
+    for _, event in parsed:
+        if type(event) is NodeEvent:
+            products.append(event.product_id)
+        else:
+            others.append(event.event_id)
+    return products, others
 
 
 def copy_batch(project: Project, parsed: list, outcome: dict, now) -> None:
     """The optimistic path (PostgreSQL): assumes every id is new and COPYs
     straight into the tables. The common case, new events, costs no lookups at
-    all; a unique index turns any taken id into an IntegrityError, which sends
-    the batch down `insert_batch`."""
+    all; a unique index (a node's product id, another event's id) turns any
+    taken id into an IntegrityError, which sends the batch down `insert_batch`."""
     batch = sort_batch(parsed, outcome)
-    record_event_ids(project, [event.event_id for position, event in parsed if outcome[position][0] == 201], now)
+    record_event_ids(project, [e.event_id for e in batch.fuses + batch.reviews + batch.escalations], now)
     trace_pks = upsert_traces(project, [n for _, n in batch.nodes], batch.other_trace_ids(), now)
     copy_nodes(project, batch.nodes, trace_pks, now)
     write_after_nodes(project, batch, batch.nodes, trace_pks, now)
 
 
 def insert_batch(project: Project, parsed: list, outcome: dict, now) -> None:
-    """The conflict-safe path, on any database: claims ids with `INSERT … ON
-    CONFLICT DO NOTHING` and sorts out, event by event, what was stored before."""
-    fresh = claim_event_ids(project, [event.event_id for _, event in parsed], now)
-    batch = sort_batch(parsed, outcome, fresh)
+    """The conflict-safe path, on any database: claims event ids with `INSERT …
+    ON CONFLICT DO NOTHING`, looks up which product ids are stored already, and
+    sorts out, event by event, what was stored before."""
+    products, other_ids = split_ids(parsed)
+    fresh = claim_event_ids(project, other_ids, now)
+    batch = sort_batch(parsed, outcome, fresh, stored_node_events(project, products))
     trace_pks = upsert_traces(project, [n for _, n in batch.nodes], batch.other_trace_ids(), now)
     inserted = insert_nodes(project, batch.nodes, trace_pks, now)
-    refused = [node for _, node in batch.nodes if node.product_id not in inserted]
-    for position, node in batch.nodes:
-        if node.product_id not in inserted:
-            outcome[position] = (409, taken_product(node))
-    release_refused_events(project, [event for position, event in parsed if outcome[position][0] == 409])
+    refused = [(position, node) for position, node in batch.nodes if node.product_id not in inserted]
+    if refused:
+        # Taken since the look-up, by a concurrent batch: a copy of this same
+        # event (200) or another event (409).
+        stored = stored_node_events(project, [node.product_id for _, node in refused])
+        for position, node in refused:
+            outcome[position] = (200, None) if stored.get(node.product_id) == node.event_id else (409, taken_product(node))
     write_after_nodes(project, batch, [(p, n) for p, n in batch.nodes if n.product_id in inserted], trace_pks, now)
     if refused:
         # After the reviews: a trace a review in this batch points at must stay.
-        recount_traces(project, {trace_pks[n.trace_id] for n in refused})
+        recount_traces(project, {trace_pks[n.trace_id] for _, n in refused})
+
+
+def stored_node_events(project: Project, product_ids: list[str]) -> dict[str, str]:
+    """product id -> event id of the nodes stored already among `product_ids`."""
+    if not product_ids:
+        return {}
+    clause, params = in_list(product_ids)
+    with bound_cursor() as cursor:
+        cursor.execute(
+            f"SELECT product_id, event_id FROM {Node._meta.db_table} WHERE project_id = %s AND product_id {clause}",
+            [project.pk, *params],
+        )
+        return dict(cursor.fetchall())
 
 
 def write_after_nodes(project: Project, batch: SortedBatch, stored: list, trace_pks: dict[str, int], now) -> None:
@@ -203,19 +243,6 @@ def claim_event_ids(project: Project, event_ids: list[str], now) -> set[str]:
 def record_event_ids(project: Project, event_ids: list[str], now) -> None:
     copy_rows(IngestedEvent._meta.db_table, ["project_id", "event_id", "received_at"],
               [(project.pk, event_id, now) for event_id in event_ids], ["bigint", "text", "timestamptz"])
-
-
-def release_refused_events(project: Project, refused: list) -> None:
-    """An event refused for a taken product id was not stored; free its id so a
-    corrected resend is accepted."""
-    if not refused:
-        return
-    clause, params = in_list([n.event_id for n in refused])
-    with bound_cursor() as cursor:
-        cursor.execute(
-            f"DELETE FROM {IngestedEvent._meta.db_table} WHERE project_id = %s AND event_id {clause}",
-            [project.pk, *params],
-        )
 
 
 def upsert_traces(project: Project, nodes: list[NodeEvent], other_trace_ids: list[str], now) -> dict[str, int]:
