@@ -10,13 +10,14 @@ import re
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from metrics.values import METRICS, Filters
+from metrics.values import ALL_METRICS, Filters
 
 HEALTH_FINDINGS = "health_findings"
+ROUND_LIMIT_BREACHES = "round_limit_breaches"
 # Accuracy of the newest finished evaluation run of `filters.dataset` (window
 # ignored); relative: against the finished run before it.
 EVAL_ACCURACY = "eval_accuracy"
-RULE_METRICS = (*METRICS, HEALTH_FINDINGS, EVAL_ACCURACY)
+RULE_METRICS = (*ALL_METRICS, HEALTH_FINDINGS, EVAL_ACCURACY)
 FILTER_KEYS = ("agent_id", "step", "source_type")  # filters over nodes
 DATASET_FILTER = "dataset"  # eval_accuracy's one filter
 RULE_FILTER_KEYS = (*FILTER_KEYS, DATASET_FILTER)

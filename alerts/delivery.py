@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from alerts.models import Delivery, DeliveryAttempt, DeliveryStatus, Destination
 from alerts.transports import TransportError, transport_for
+from denoise_dashboard.process_metrics import WEBHOOK_DELIVERIES
 
 logger = logging.getLogger(__name__)
 
@@ -89,12 +90,16 @@ def _record(delivery: Delivery, attempt: DeliveryAttempt, outcome: Outcome, toke
     )
     if outcome.success:
         change = {"status": DeliveryStatus.DELIVERED, "next_attempt_at": None, "finished_at": now, "last_error": ""}
+        counted = "delivered"
     elif outcome.permanent or attempt.number >= delivery.max_attempts:
         change = {"status": DeliveryStatus.FAILED, "next_attempt_at": None, "finished_at": now,
                   "last_error": outcome.error[:500]}
+        counted = "failed"
     else:
         change = {"next_attempt_at": now + backoff(attempt.number), "last_error": outcome.error[:500]}
-    Delivery.objects.filter(pk=delivery.pk, claim_token=token).update(**change)
+        counted = "retrying"
+    if Delivery.objects.filter(pk=delivery.pk, claim_token=token).update(**change):
+        WEBHOOK_DELIVERIES.labels(counted).inc()
     if outcome.disable_destination and delivery.destination_id:
         Destination.objects.filter(pk=delivery.destination_id, disabled_at__isnull=True).update(
             disabled_at=now, disabled_reason=outcome.error[:300]

@@ -21,10 +21,19 @@ from django.db import connection, transaction
 from django.db.models import Q
 
 from alerts import delivery, notifications
-from alerts.conditions import EVAL_ACCURACY, HEALTH_FINDINGS, Condition, relative_change, rule_holds, store_value
+from alerts.conditions import (
+    EVAL_ACCURACY,
+    HEALTH_FINDINGS,
+    ROUND_LIMIT_BREACHES,
+    Condition,
+    relative_change,
+    rule_holds,
+    store_value,
+)
 from alerts.models import AlertEvent, AlertRule, RuleState
 from evals.runs import finished_accuracies
 from metrics.values import many_window_values
+from policy.store import max_rounds
 from provenance.bulk import is_postgres
 from provenance.health import latest_finding_count
 
@@ -58,7 +67,11 @@ def compute(project, rules: list[tuple[str, list[Condition]]], now: datetime) ->
     # One call for all windows, each asking only its own metrics, so the costly
     # ones (consecutive_fuses, trace_count) are computed only where wanted.
     windows = list(needed)
-    found = many_window_values(project, [(*w, sorted(needed[w])) for w in windows]) if windows else []
+    # round_limit_breaches counts against the policy's round limit (default profile), read only when asked.
+    uses_rounds = any(ROUND_LIMIT_BREACHES in wanted for wanted in needed.values())
+    round_limit = max_rounds(project) if uses_rounds else None
+    found = (many_window_values(project, [(*w, sorted(needed[w])) for w in windows], round_limit=round_limit)
+             if windows else [])
     answers = dict(zip(windows, found))
     uses_health = any(c.metric == HEALTH_FINDINGS for _, conditions in rules for c in conditions)
     findings = latest_finding_count(project) if uses_health else 0

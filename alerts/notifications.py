@@ -2,7 +2,7 @@
 destination. Bodies are frozen at creation so every attempt sends the same bytes."""
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 
 from django.conf import settings
 from django.urls import reverse
@@ -10,10 +10,7 @@ from django.utils import timezone
 
 from alerts.conditions import load_values
 from alerts.models import AlertEvent, AlertRule, Delivery, Destination
-
-
-def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+from provenance.timestamps import utc_iso
 
 
 def rule_url(rule: AlertRule) -> str:
@@ -23,7 +20,7 @@ def rule_url(rule: AlertRule) -> str:
 def body(kind: str, rule: AlertRule, at: datetime, values: list[dict]) -> str:
     # allow_nan: an infinite relative change travels as the `Infinity` token (see conditions.py).
     return json.dumps(
-        {"type": kind, "project": rule.project.slug, "rule": {"id": rule.pk, "name": rule.name}, "at": iso(at),
+        {"type": kind, "project": rule.project.slug, "rule": {"id": rule.pk, "name": rule.name}, "at": utc_iso(at),
          "values": [{"metric": v["metric"], "value": v["value"]} for v in load_values(values)],
          "url": rule_url(rule)},
         allow_nan=True,

@@ -45,7 +45,7 @@ def sql_array(values: list[str]) -> str:
     return "ARRAY[" + ", ".join(f"'{v}'" for v in values) + "]"
 
 
-def generate(project_pk: int, nodes: int, days: float, now) -> None:
+def generate(project_pk: int, nodes: int, days: float, now, agents: list[str] = AGENTS) -> None:
     from django.db import connection
 
     traces = max(1, nodes // 10)
@@ -62,12 +62,12 @@ def generate(project_pk: int, nodes: int, days: float, now) -> None:
         cursor.execute(
             "INSERT INTO provenance_node (project_id, trace_id, product_id, event_id, agent_id, step, source_type, "
             "content, raw_input, confidence, confidence_raw, confidence_scale, round, is_error, fuse_state, metrics, "
-            "metadata, timestamp, received_at) "
+            "metadata, timestamp, received_at, retry_of) "
             "SELECT %(p)s, tr.id, 'n' || i, 'e' || i, "
-            f"({sql_array(AGENTS)})[1 + (i * 7 + i / 10) %% {len(AGENTS)}], "
+            f"({sql_array(agents)})[1 + (i * 7 + i / 10) %% {len(agents)}], "
             f"({sql_array(STEPS)})[1 + i %% {len(STEPS)}], ({sql_array(SOURCES)})[1 + i %% {len(SOURCES)}], "
             "'', '', CASE WHEN r < 0.1 THEN NULL ELSE r END, NULL, 1.0, NULL, random() < 0.03, "
-            "CASE WHEN random() < 0.05 THEN 3 ELSE 0 END, '{}'::jsonb, '{}'::jsonb, ts, ts "
+            "CASE WHEN random() < 0.05 THEN 3 ELSE 0 END, '{}'::jsonb, '{}'::jsonb, ts, ts, '' "
             "FROM (SELECT i, random() AS r, "
             "      %(now)s - make_interval(secs => (%(nodes)s - i) * %(span)s / %(nodes)s) AS ts "
             "      FROM generate_series(0, %(nodes)s - 1) i) g "

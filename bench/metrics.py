@@ -92,7 +92,7 @@ def generate(project_id: int, nodes: int, days: int = 30, seed: float = 0.42) ->
             """
             INSERT INTO provenance_node (project_id, trace_id, product_id, event_id, agent_id, step, source_type,
                 content, raw_input, confidence, confidence_raw, confidence_scale, round, is_error, fuse_state,
-                metrics, metadata, timestamp, received_at)
+                metrics, metadata, timestamp, received_at, retry_of)
             SELECT %s, trace_pk, trace_id || '-' || k, 'ev-' || trace_id || '-' || k, agent_id, step, source_type,
                 'artifact ' || k || ' of ' || trace_id, '', c, c, 1,
                 CASE WHEN r3 < 0.1 THEN NULL ELSE 1 + (r3 * 3)::int %% 3 END,
@@ -103,7 +103,7 @@ def generate(project_id: int, nodes: int, days: int = 30, seed: float = 0.42) ->
                     'self_consistency_score', round((COALESCE(c, 0.5) * 0.8 + r1 * 0.2)::numeric, 3),
                     'semantic_entropy', round(((1 - COALESCE(c, 0.5)) * 2 + r2 * 0.3)::numeric, 3))
                 ELSE '{}'::jsonb END,
-                '{}'::jsonb, ts, ts
+                '{}'::jsonb, ts, ts, ''
             FROM (SELECT *, CASE WHEN r1 < 0.08 THEN NULL ELSE confidence END AS c FROM bench_nodes) n
             ORDER BY ts
             """,

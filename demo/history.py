@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from demo.noise import HistoryNoise
-from demo.workflow import TraceWriter, Ticket, run_ticket
+from demo.workflow import Ticket, TraceWriter, run_ticket
 from denoiseflow import Recorder
 
 REGULAR_EVERY = timedelta(minutes=15)

@@ -1,9 +1,21 @@
 """Tiny helpers for reading settings from the environment.
 
 Settings must boot with no variables at all, so every helper takes a default.
+A value that is set but malformed stops the start with an error naming the
+variable: `DEBUG=flase` silently meaning "off" is how production ends up
+misconfigured.
 """
 
 import os
+
+from django.core.exceptions import ImproperlyConfigured
+
+TRUE = {"1", "true", "yes", "on"}
+FALSE = {"0", "false", "no", "off"}
+
+
+class BadEnvironment(ImproperlyConfigured):
+    """A variable is set to a value its setting cannot take."""
 
 
 def envstr(name: str, default: str = "") -> str:
@@ -12,16 +24,37 @@ def envstr(name: str, default: str = "") -> str:
 
 def envbool(name: str, default: bool = False) -> bool:
     value = os.environ.get(name)
-    if value is None or value == "":
+    if value is None or value.strip() == "":
         return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    word = value.strip().lower()
+    if word in TRUE:
+        return True
+    if word in FALSE:
+        return False
+    raise BadEnvironment(f"{name}={value!r} is not a boolean; use 1/0, true/false, yes/no or on/off")
 
 
-def envint(name: str, default: int) -> int:
+def envint(name: str, default: int, *, minimum: int | None = None) -> int:
     value = os.environ.get(name)
-    if value is None or value == "":
+    if value is None or value.strip() == "":
         return default
-    return int(value)
+    try:
+        number = int(value.strip())
+    except ValueError:
+        raise BadEnvironment(f"{name}={value!r} is not a whole number") from None
+    if minimum is not None and number < minimum:
+        raise BadEnvironment(f"{name}={value!r} must be {minimum} or more")
+    return number
+
+
+def envfloat(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    try:
+        return float(value.strip())
+    except ValueError:
+        raise BadEnvironment(f"{name}={value!r} is not a number") from None
 
 
 def envlist(name: str, default: list[str]) -> list[str]:
@@ -53,7 +86,7 @@ def envdatabase(name: str, default_sqlite_path) -> dict:
         }
     parts = urlsplit(url)
     if parts.scheme not in {"postgres", "postgresql", "pgsql"}:
-        raise ValueError(f"{name}: unsupported scheme {parts.scheme!r}; use postgres:// or sqlite:///")
+        raise BadEnvironment(f"{name}: unsupported scheme {parts.scheme!r}; use postgres:// or sqlite:///")
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": unquote(parts.path.lstrip("/")) or "postgres",
@@ -61,6 +94,29 @@ def envdatabase(name: str, default_sqlite_path) -> dict:
         "PASSWORD": unquote(parts.password or ""),
         "HOST": parts.hostname or "",
         "PORT": str(parts.port or ""),
-        # Django's native psycopg 3 pool: each worker keeps warm connections.
-        "OPTIONS": {"pool": {"min_size": 1, "max_size": envint("DB_POOL_MAX", 10), "timeout": 10}},
+        "OPTIONS": {
+            # Django's native psycopg 3 pool: each worker keeps warm connections.
+            # A request waits at most DB_POOL_TIMEOUT for one, so while the
+            # database is down it is answered 503 in under two seconds, not after
+            # a long hang; `check` replaces connections that died with the
+            # server, so the pool recovers on its own when the database is back.
+            "pool": {
+                "min_size": 1,
+                "max_size": envint("DB_POOL_MAX", 10, minimum=1),
+                "timeout": envfloat("DB_POOL_TIMEOUT", 1.0),
+                "check": _check_connection(),
+                # Reconnection attempts back off exponentially up to this long and
+                # then stop; the next request starts a fresh one. Short, so a
+                # pool that saw a long outage is not left waiting out a long
+                # backoff once the database is back.
+                "reconnect_timeout": 5,
+            },
+            "connect_timeout": envint("DB_CONNECT_TIMEOUT", 2, minimum=1),
+        },
     }
+
+
+def _check_connection():
+    from psycopg_pool import ConnectionPool
+
+    return ConnectionPool.check_connection

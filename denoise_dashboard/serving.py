@@ -21,11 +21,14 @@ stopped that way and a batch in flight should still be answered.
 
 import os
 import signal
+from pathlib import Path
 
 from django.conf import settings
 from gunicorn.app.base import BaseApplication
 from gunicorn.arbiter import Arbiter
 from uvicorn_worker import UvicornWorker
+
+from denoise_dashboard import process_metrics
 
 GRACEFUL_TIMEOUT_SECONDS = 30
 
@@ -71,6 +74,15 @@ def post_worker_init(worker):
         EmbeddedScheduler(lock_path=settings.VAR_DIR / "scheduler.lock").start()
 
 
+def child_exit(server, worker):
+    process_metrics.mark_process_dead(worker.pid)
+
+
+def multiprocess_dir() -> Path:
+    """Where the workers' Prometheus counters add up (PROMETHEUS_MULTIPROC_DIR, else var/prometheus)."""
+    return Path(os.environ.get(process_metrics.MULTIPROC_ENV) or settings.VAR_DIR / "prometheus")
+
+
 class DashboardServer(BaseApplication):
     def __init__(self, bind: str, workers: int, **options):
         self.options = {
@@ -87,6 +99,7 @@ class DashboardServer(BaseApplication):
             "errorlog": "-",
             "loglevel": "info",
             "post_worker_init": post_worker_init,
+            "child_exit": child_exit,
             # Gunicorn's runtime control socket sits at one path per user: two
             # instances on one machine would fight over it, and nothing uses it.
             "control_socket_disable": True,
@@ -113,4 +126,6 @@ class DashboardServer(BaseApplication):
             if getattr(connection, "pool", None) is not None:
                 connection.close_pool()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+        # Before the workers fork: each counts into its own file there, and any one's /ops/metrics sums them.
+        process_metrics.use_multiprocess_dir(multiprocess_dir())
         GracefulArbiter(self).run()

@@ -12,12 +12,15 @@ from celery.schedules import crontab
 from django.utils.csp import CSP
 
 from denoise_dashboard.env import envbool, envdatabase, envint, envlist, envstr
+from denoise_dashboard.secret_key import secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("VAR_DIR", str(BASE_DIR / "var")))
 
-SECRET_KEY = envstr("SECRET_KEY", "dev-only-insecure-key-change-me")
 DEBUG = envbool("DEBUG", False)
+# From the environment; the development key only with DEBUG on (refused
+# otherwise); else a key generated and kept in var/ (the embedded `make run`).
+SECRET_KEY = secret_key(VAR_DIR, DEBUG)
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 SITE_ROOT = envstr("SITE_ROOT", "http://127.0.0.1:8000")
@@ -38,11 +41,16 @@ INSTALLED_APPS = [
     "evals",
     "policy",
     "demo",
+    "denoise_dashboard.apps.DashboardConfig",
 ]
 
 MIDDLEWARE = [
+    "denoise_dashboard.request_metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "denoise_dashboard.secure_cookies.SecureCookiesMiddleware",
     "denoise_dashboard.nul_guard.refuse_nul",
+    # Before anything reads the body or the database: a refused request costs a counter.
+    "denoise_dashboard.limits.api.ApiRateLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -51,6 +59,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "denoise_dashboard.outage.DatabaseOutageMiddleware",
 ]
 
 ROOT_URLCONF = "denoise_dashboard.urls"
@@ -78,10 +87,16 @@ DATABASES = {"default": envdatabase("DATABASE_URL", VAR_DIR / "db.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = envstr("REDIS_URL", "")
+# Namespaces this installation's keys and channels in Redis, so two
+# installations (or two test runs) can share one server.
+REDIS_PREFIX = envstr("REDIS_PREFIX", "denoise")
 
 if REDIS_URL:
     CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": f"{REDIS_PREFIX}:asgi"},
+        }
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
@@ -95,6 +110,7 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TIMEZONE = envstr("TIME_ZONE", "UTC")
 CELERY_BEAT_SCHEDULE = {
     "evaluate-alerts-every-minute": {
@@ -130,6 +146,28 @@ FORWARDED_ALLOW_IPS = envlist("FORWARDED_ALLOW_IPS", ["127.0.0.1", "::1"])
 if TRUST_PROXY_HEADERS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SERVE_ACCESS_LOG = envbool("SERVE_ACCESS_LOG", False)
+
+# --- HTTPS ---
+# HSTS is sent on HTTPS requests only (SecurityMiddleware), and cookies get
+# Secure on HTTPS requests (secure_cookies.py), so plain-HTTP `make run` works.
+# HTTPS_ONLY: the site is only ever reached over HTTPS (a TLS proxy in front):
+# plain HTTP is redirected and every cookie is Secure.
+HTTPS_ONLY = envbool("HTTPS_ONLY", False)
+SECURE_SSL_REDIRECT = HTTPS_ONLY
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = HTTPS_ONLY
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0)
+# Subdomains and the browsers' preload list commit other sites on the domain:
+# the operator's decision, off unless set (their deploy-check notices are silenced below).
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
+
+# --- Limits (contract: "Serving and limits"; denoise_dashboard/limits/) ---
+API_RATE_LIMIT = envint("API_RATE_LIMIT", 6000, minimum=0)  # requests per minute per API key; 0: off
+API_KEY_FAILURES_PER_ADDRESS = envint("API_KEY_FAILURES_PER_ADDRESS", 20, minimum=1)
+API_KEY_FAILURE_WINDOW = envint("API_KEY_FAILURE_WINDOW", 600, minimum=1)
+LOGIN_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 10, minimum=1)
+LOGIN_FAILURE_WINDOW = envint("LOGIN_FAILURE_WINDOW", 900, minimum=1)
+LIMITS_KEY_PREFIX = f"{REDIS_PREFIX}:limits"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -196,7 +234,7 @@ RETENTION_BATCH_NODES = envint("RETENTION_BATCH_NODES", 5000)
 RETENTION_BATCH_TRACES = envint("RETENTION_BATCH_TRACES", 500)
 
 WEBHOOK_ALLOW_PRIVATE = envbool("WEBHOOK_ALLOW_PRIVATE", False)
-WEBHOOK_TIMEOUT_SECONDS = envint("WEBHOOK_TIMEOUT_SECONDS", 15)
+WEBHOOK_TIMEOUT_SECONDS = envint("WEBHOOK_TIMEOUT_SECONDS", 15, minimum=1)
 HEALTH_BROKEN_LINK_GRACE_SECONDS = 600
 
 LOGGING = {
@@ -230,3 +268,12 @@ WEBHOOK_MAX_ATTEMPTS = envint("WEBHOOK_MAX_ATTEMPTS", 8)
 # on the embedded SQLite default the raw read paths are used and nothing relies
 # on them, so the "not supported" notice is noise there.
 SILENCED_SYSTEM_CHECKS = ["models.W047"]
+if not SECURE_HSTS_INCLUDE_SUBDOMAINS:
+    SILENCED_SYSTEM_CHECKS.append("security.W005")
+if not SECURE_HSTS_PRELOAD:
+    SILENCED_SYSTEM_CHECKS.append("security.W021")
+
+# Prometheus: GET /metrics answers a project's figures, cached this long per
+# project; GET /ops/metrics the server's own, for whoever holds this token.
+PROMETHEUS_CACHE_SECONDS = envint("PROMETHEUS_CACHE_SECONDS", 5)
+OPS_METRICS_TOKEN = envstr("OPS_METRICS_TOKEN", "")

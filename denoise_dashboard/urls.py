@@ -2,9 +2,15 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from alerts.prometheus import views as prometheus_views
+from denoise_dashboard.limits.login import throttled
+
+handler500 = "denoise_dashboard.outage.server_error"
+
 urlpatterns = [
+    path("admin/login/", throttled(admin.site.login)),
     path("admin/", admin.site.urls),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", throttled(auth_views.LoginView.as_view()), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", include("provenance.api.urls")),
     path("api/v1/", include("metrics.api.urls")),
@@ -12,6 +18,9 @@ urlpatterns = [
     path("api/v1/", include("evals.api_urls")),
     path("api/v1/", include("policy.api_urls")),
     path("v1/traces", include("provenance.otlp_urls")),
+    # Exactly /metrics, no slash: where Prometheus looks. The pages live under /metrics/<project>/.
+    path("metrics", prometheus_views.project_metrics, name="prometheus-metrics"),
+    path("ops/metrics", prometheus_views.ops_metrics, name="prometheus-ops-metrics"),
     path("metrics/", include("metrics.urls")),
     path("alerts/", include("alerts.urls")),
     path("policy/", include("policy.urls")),

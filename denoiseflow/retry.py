@@ -4,8 +4,13 @@ import random
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-# Statuses the server uses for "come back later" (as in OTLP/HTTP): retried as long as it takes.
-RETRY_LATER = {429, 502, 503, 504}
+# Answers that mean "not stored, come back later": retried with backoff (or as
+# Retry-After says) for as long as it takes, like a timeout or a refused
+# connection. A 500 is among them: a database failing mid-request, or a proxy
+# in front of the dashboard, answers 500 for a batch that a later attempt
+# stores; giving up after a fixed number of them lost events in an outage.
+# Memory stays bounded by the recorder's buffer, whose drops are counted.
+RETRY_LATER = {429, 500, 502, 503, 504}
 LONGEST_RETRY_AFTER = 300.0
 
 

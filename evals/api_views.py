@@ -6,7 +6,8 @@ answers 404, as if it did not exist.
 
 from urllib.parse import urlencode
 
-from django.http import Http404
+import orjson
+from django.http import Http404, HttpResponse
 from rest_framework import status
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -209,9 +210,17 @@ class RunListView(EvalApiView):
         return Response(runs.run_json(run), status=status.HTTP_201_CREATED)
 
 
+def summary_response(run: Run) -> HttpResponse:
+    """The summary written by orjson around the stored JSON text of every
+    expected and actual value: a 10,000-result run is answered without
+    decoding and re-encoding 20,000 JSON values."""
+    body = orjson.dumps(runs.summary(run, raw=True), option=orjson.OPT_UTC_Z)
+    return HttpResponse(body, content_type="application/json")
+
+
 class RunDetailView(EvalApiView):
     def get(self, request, run_id):
-        return Response(runs.summary(self.run(run_id)))
+        return summary_response(self.run(run_id))
 
 
 class RunResultsView(EvalApiView):
@@ -227,7 +236,7 @@ class RunResultsView(EvalApiView):
 
 class RunFinishView(EvalApiView):
     def post(self, request, run_id):
-        return Response(runs.summary(runs.finish(self.run(run_id))))
+        return summary_response(runs.finish(self.run(run_id)))
 
 
 class RunCompareView(EvalApiView):

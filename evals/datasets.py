@@ -58,6 +58,12 @@ def items_at(dataset: Dataset, version: int | None = None):
     return rows.filter(since__lte=version).filter(Q(until__isnull=True) | Q(until__gt=version))
 
 
+def in_version_sql(alias: str) -> str:
+    """`items_at`'s filter for raw SQL over `evals_item` as `alias`; its
+    parameters are (dataset id, version, version)."""
+    return f"{alias}.dataset_id = %s AND {alias}.since <= %s AND ({alias}.until IS NULL OR {alias}.until > %s)"
+
+
 def item_json(row: Item) -> dict:
     return {"id": row.item_id, "input": row.input, "expected": row.expected, "kind": row.kind, "tags": row.tags,
             "origin": row.origin, "tolerance": row.tolerance, "drifted": row.drifted}

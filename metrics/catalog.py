@@ -23,7 +23,9 @@ Where a new metric goes
 - A metric read from another table (e.g. escalation_rate over
   provenance.Escalation): a module under metrics/windows/ answering a batch
   of windows, called from metrics/values.py `many_window_values` for the
-  names it owns, with its `Metric` listed here so that names validate.
+  names it owns (metrics.windows.fuse_loop: retry_success_rate,
+  escalation_rate, round_limit_breaches; `values.ALL_METRICS` lists them
+  with these).
 - A metric computed outside this app (evaluation accuracy, in `evals`) does
   not belong here: the caller (alerts) combines it with these.
 """

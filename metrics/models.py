@@ -8,7 +8,7 @@ add a raw scan of whatever the last refresh has not seen, so figures stay exact.
 
 from django.db import models
 
-from metrics.rollups.schema import EVERY_DIMENSION
+from metrics.rollups.schema import DIMENSIONS, EVERY_DIMENSION
 from provenance.models import Project, Review
 
 
@@ -92,7 +92,7 @@ class DayHistogram(Dimensions):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["project", "day", "agent_id", "step", "source_type", "round", "metric", "bin"],
+                fields=["project", "day", *DIMENSIONS, "metric", "bin"],
                 name="histogram_cell_unique", nulls_distinct=False,
             )
         ]
@@ -113,7 +113,7 @@ class HourFuseReason(Dimensions):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["project", "hour", "agent_id", "step", "source_type", "round", "decision", "reason"],
+                fields=["project", "hour", *DIMENSIONS, "decision", "reason"],
                 name="fuse_reason_cell_unique", nulls_distinct=False,
             )
         ]

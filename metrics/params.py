@@ -11,6 +11,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from metrics.questions import Filters, iso
+from metrics.rollups.schema import DIMENSIONS
 from provenance.api.params import timestamp_param
 
 RANGES = {"1h": timedelta(hours=1), "6h": timedelta(hours=6), "24h": timedelta(days=1),
@@ -63,7 +64,7 @@ class ChartParamsSerializer(serializers.Serializer):
     round = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0, max_value=2**31 - 1)
     resolution = serializers.ChoiceField(choices=list(STEP_LIMITS), required=False)
     metric = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
-    by = serializers.ChoiceField(choices=["", "agent_id", "step", "source_type", "round"], required=False, default="")
+    by = serializers.ChoiceField(choices=["", *DIMENSIONS], required=False, default="")
     baseline_start = serializers.CharField(required=False)
     baseline_end = serializers.CharField(required=False)
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from metrics import catalog
 from metrics.catalog import METRICS
 from metrics.rollups.schema import DIMENSIONS
+from provenance.timestamps import utc_iso
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,11 @@ class Question:
     def needs_traces(self) -> bool:
         return catalog.needs_traces(self.metrics)
 
+    def bucket_key(self, bucket: datetime | None) -> datetime:
+        """The key of the bucket starting at `bucket` (None: the whole window):
+        buckets are UTC-aligned, except the first, which starts with the window."""
+        return self.start if bucket is None else max(bucket, self.start)
+
     def __post_init__(self):
         if self.step not in STEPS:
             raise ValueError(f"step must be one of {STEPS}")
@@ -81,5 +87,5 @@ def buckets(question: Question) -> list[tuple[datetime, datetime]]:
     return result
 
 
-def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+# One way of writing a moment across the product (provenance.timestamps).
+iso = utc_iso

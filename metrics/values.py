@@ -13,28 +13,46 @@ from datetime import datetime
 
 from metrics.catalog import METRICS, Totals, check_metrics
 from metrics.questions import Filters, Question
+from metrics.windows import fuse_loop
+from metrics.windows.fuse_loop import FUSE_LOOP_METRICS
 from metrics.windows.totals import answer
 
-__all__ = ["METRICS", "Filters", "Question", "Totals", "answer", "many_window_values", "values_by", "window_values"]
+__all__ = ["ALL_METRICS", "FUSE_LOOP_METRICS", "METRICS", "Filters", "Question", "Totals", "answer",
+           "many_window_values", "values_by", "window_values"]
+# Every metric a window can be asked for: those of the node totals, and the
+# fuse loop's, read from other tables (metrics.windows.fuse_loop).
+ALL_METRICS = (*METRICS, *FUSE_LOOP_METRICS)
 
 
 def window_values(project, start: datetime, end: datetime, filters: Filters = Filters(),
-                  metrics: Iterable[str] = METRICS) -> dict[str, float | None]:
+                  metrics: Iterable[str] = METRICS, round_limit: int | None = None) -> dict[str, float | None]:
     """The metrics over the matching nodes of `project` with start <= timestamp < end."""
-    return many_window_values(project, [(start, end, filters)], metrics)[0]
+    return many_window_values(project, [(start, end, filters)], metrics, round_limit=round_limit)[0]
 
 
-def many_window_values(project, requests: list[tuple], metrics: Iterable[str] = METRICS) -> list[dict[str, float | None]]:
+def many_window_values(project, requests: list[tuple], metrics: Iterable[str] = METRICS,
+                       round_limit: int | None = None) -> list[dict[str, float | None]]:
     """`window_values` for many (start, end, filters) at once, sharing the work
     between requests: rollups for whole closed hours, one fetch of the raw rest.
     A request may carry its own metrics as a fourth element, (start, end,
     filters, metrics); work only some metrics need (distinct traces, fused
-    runs) is then done only for the requests that ask for them."""
-    metrics = check_metrics(metrics)
-    asked = [check_metrics(request[3]) if len(request) > 3 else metrics for request in requests]
-    questions = [Question(r[0], r[1], r[2], metrics=m) for r, m in zip(requests, asked)]
-    return [found.get((question.start, None), Totals()).values(question.metrics)
-            for question, found in answer(project, questions)]
+    runs) is then done only for the requests that ask for them.
+    `round_limit` is the round limit round_limit_breaches counts against
+    (the fuse policy's max_rounds, given by the caller)."""
+    asked = [tuple(request[3]) if len(request) > 3 else tuple(metrics) for request in requests]
+    totals_asked = [check_metrics(m for m in names if m not in FUSE_LOOP_METRICS) for names in asked]
+    questions = [Question(r[0], r[1], r[2], metrics=m) for r, m in zip(requests, totals_asked) if m]
+    answered = iter(answer(project, questions)) if questions else iter(())
+    results = []
+    for request, names, totals_names in zip(requests, asked, totals_asked):
+        found = {}
+        if totals_names:
+            question, grouped = next(answered)
+            found = grouped.get((question.start, None), Totals()).values(question.metrics)
+        if len(totals_names) < len(names):
+            found.update(fuse_loop.window(project, request[0], request[1], request[2], names, round_limit))
+        results.append({name: found[name] for name in names})
+    return results
 
 
 def values_by(project, start: datetime, end: datetime, by: str, filters: Filters = Filters(),

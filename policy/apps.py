@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class PolicyConfig(AppConfig):
     name = "policy"
     verbose_name = "Fuse policy"
+
+    def ready(self):
+        from policy import store
+        from provenance import limits
+
+        # The health check judges rounds by the policy's default profile.
+        limits.set_round_limit_source(store.max_rounds)

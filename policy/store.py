@@ -37,6 +37,10 @@ class Policy:
     def profile(self, name: str = "default") -> dict:
         return self.profiles.get(name) or self.profiles["default"]
 
+    @property
+    def source_label(self) -> str:
+        return PolicySource(self.source).label if self.source in PolicySource.values else "built in"
+
 
 def etag_for(version: int) -> str:
     return f'"policy-v{version}"'
@@ -76,14 +80,17 @@ def history(project: Project) -> list[Policy]:
 
 
 def replace(project: Project, profiles: dict, note: str, changed_by: str = "",
-            source: str = PolicySource.API, rolled_back_from: int | None = None) -> Policy:
-    """Writes the next version. `profiles` has been validated (document.parse_document)."""
+            source: str = PolicySource.API, rolled_back_from: int | None = None,
+            at: datetime | None = None) -> Policy:
+    """Writes the next version. `profiles` has been validated (document.parse_document);
+    `at` backdates it (the demo's history), default now."""
     with transaction.atomic():
         # Concurrent writers of one project queue here, so each gets its own number.
         Project.objects.select_for_update().filter(pk=project.pk).first()
         row = PolicyVersion.objects.create(
             project=project, version=current_version(project) + 1, profiles=profiles, note=note,
             changed_by=changed_by[:200], source=source, rolled_back_from=rolled_back_from,
+            **({"created_at": at} if at else {}),
         )
     return from_row(row)
 

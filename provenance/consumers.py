@@ -11,8 +11,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from provenance import explorer, live
-from provenance.membership import projects_for
-from provenance.models import Trace
+from provenance.membership import projects_for, visible_trace
 
 REFUSED = 4403
 
@@ -21,13 +20,6 @@ def visible_project(user, slug: str):
     if user is None:
         return None
     return projects_for(user).filter(slug=slug).first()
-
-
-def visible_trace(user, slug: str, trace_id: str):
-    project = visible_project(user, slug)
-    if project is None:
-        return None
-    return Trace.objects.filter(project=project, trace_id=trace_id).select_related("project").first()
 
 
 class ScopedConsumer(AsyncJsonWebsocketConsumer):
@@ -57,7 +49,7 @@ class TraceConsumer(ScopedConsumer):
     """`ws/p/<slug>/traces/<trace_id>/`: new nodes of one trace."""
 
     def find(self, user, slug, trace_id):
-        self.trace = visible_trace(user, slug, trace_id)
+        self.trace = visible_trace(user, slug, trace_id) if user is not None else None
         return self.trace
 
     def group_for(self, trace):

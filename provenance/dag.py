@@ -79,53 +79,88 @@ def _walk(project_pk: int, seeds: list[str], up: bool) -> tuple[dict[str, Walked
         cursor.execute(walk + edges_of_reached, [*start_params, project_pk, project_pk])
         edges = cursor.fetchall()
         reached = set(seeds) | {pair[1] if up else pair[0] for pair in edges}
-        clause, params = in_list(sorted(reached))
-        cursor.execute(
-            f"SELECT {walked_columns()} FROM {NODE_TABLE} WHERE project_id = %s AND product_id {clause}",
-            [project_pk, *params],
-        )
-        nodes = {row[0]: WalkedNode(*row) for row in cursor.fetchall()}
+        nodes = {}
+        ordered = sorted(reached)
+        # SQLite caps the parameters of one statement (32,766).
+        for start in range(0, len(ordered), 10_000):
+            clause, params = in_list(ordered[start:start + 10_000])
+            cursor.execute(
+                f"SELECT {walked_columns()} FROM {NODE_TABLE} WHERE project_id = %s AND product_id {clause}",
+                [project_pk, *params],
+            )
+            nodes.update((row[0], WalkedNode(*row)) for row in cursor.fetchall())
     return nodes, edges
 
 
-def ancestry(project_pk: int, product_id: str) -> tuple[dict[str, WalkedNode], list[tuple[str, str]]]:
-    """`_walk` upwards, but most of an ancestry lives in the node's own trace:
-    that part is read with two range scans of the trace (its edges and its
-    nodes) and walked in memory; only parents outside the trace, if any, are
-    followed with the recursive walk."""
+def _trace_local_walk(project_pk: int, product_id: str, up: bool):
+    """Most of a walk stays in the node's own trace: that part is read with two
+    range scans of the trace (its edges and its nodes) and walked in memory.
+    Returns the nodes reached in the trace, the (child, parent) edges among
+    them and the ids where the walk leaves the trace, still to be followed."""
+    of_trace = f"(SELECT trace_id FROM {NODE_TABLE} WHERE project_id = %s AND product_id = %s)"
     with bound_cursor() as cursor:
-        of_trace = f"(SELECT trace_id FROM {NODE_TABLE} WHERE project_id = %s AND product_id = %s)"
         cursor.execute(
             f"SELECT child_product_id, parent_product_id FROM {EDGE_TABLE} WHERE trace_id = {of_trace}",
             [project_pk, product_id],
         )
-        parents: dict[str, list[str]] = {}
-        for child, parent in cursor.fetchall():
-            parents.setdefault(child, []).append(parent)
-        reached, queue = {product_id}, [product_id]
-        while queue:
-            for parent in parents.get(queue.pop(), ()):
-                if parent not in reached:
-                    reached.add(parent)
-                    queue.append(parent)
+        pairs = cursor.fetchall()
         cursor.execute(
             f"SELECT {walked_columns()} FROM {NODE_TABLE} WHERE trace_id = {of_trace}",
             [project_pk, product_id],
         )
-        nodes = {row[0]: WalkedNode(*row) for row in cursor.fetchall() if row[0] in reached}
-    edges = {(child, parent) for child in reached for parent in parents.get(child, ())}
-    outside = [pid for pid in reached if pid not in nodes]
-    if outside:
-        far_nodes, far_edges = _walk(project_pk, outside, up=True)
+        in_trace = {row[0]: row for row in cursor.fetchall()}
+        next_of: dict[str, list[str]] = {}
+        for child, parent in pairs:
+            if up:
+                next_of.setdefault(child, []).append(parent)
+            else:
+                next_of.setdefault(parent, []).append(child)
+        if not up and in_trace:
+            # Consumers in other traces: edges kept with their child's trace,
+            # found through the downward index from this trace's nodes.
+            cursor.execute(
+                f"SELECT e.child_product_id, e.parent_product_id FROM {NODE_TABLE} n "
+                f"JOIN {EDGE_TABLE} e ON e.project_id = n.project_id AND e.parent_product_id = n.product_id "
+                f"WHERE n.trace_id = {of_trace} AND e.trace_id <> n.trace_id",
+                [project_pk, product_id],
+            )
+            for child, parent in cursor.fetchall():
+                next_of.setdefault(parent, []).append(child)
+    reached, queue = {product_id}, [product_id]
+    while queue:
+        for other in next_of.get(queue.pop(), ()):
+            if other not in reached:
+                reached.add(other)
+                queue.append(other)
+    nodes = {pid: WalkedNode(*in_trace[pid]) for pid in reached if pid in in_trace}
+    if up:
+        edges = {(child, parent) for child in reached for parent in next_of.get(child, ())}
+    else:
+        edges = {(child, parent) for parent in reached for child in next_of.get(parent, ())}
+    leaving = [pid for pid in reached if pid not in nodes]
+    return nodes, edges, leaving
+
+
+def _walk_from_trace(project_pk: int, product_id: str, up: bool):
+    nodes, edges, leaving = _trace_local_walk(project_pk, product_id, up)
+    if leaving:
+        # Only the ids outside the trace are followed with the recursive walk;
+        # it comes back into the trace if the graph does.
+        far_nodes, far_edges = _walk(project_pk, leaving, up=up)
         nodes.update(far_nodes)
         edges.update(far_edges)
     return nodes, list(edges)
 
 
+def ancestry(project_pk: int, product_id: str) -> tuple[dict[str, WalkedNode], list[tuple[str, str]]]:
+    """The node, its stored ancestors and the (child, parent) edges among them."""
+    return _walk_from_trace(project_pk, product_id, up=True)
+
+
 def descendants(project: Project, product_id: str) -> list[WalkedNode]:
     """Every stored node that consumed `product_id`, directly or transitively,
     oldest first."""
-    nodes, _ = _walk(project.pk, [product_id], up=False)
+    nodes, _ = _walk_from_trace(project.pk, product_id, up=False)
     nodes.pop(product_id, None)
     return sorted(nodes.values(), key=lambda n: (n.timestamp, n.product_id))
 
@@ -138,9 +173,10 @@ class RootCause:
     trace_pk: int
 
 
-def root_causes(project: Project, product_id: str) -> tuple[list[RootCause], list[str]]:
+def root_causes(project: Project, product_id: str) -> tuple[list[RootCause], list[str], dict[str, str]]:
     """Anomalous ancestors (or the node itself) with no anomalous ancestor of
-    their own, oldest first, and the path from the first of them to the node.
+    their own, oldest first; the path from the first of them to the node; and
+    the anomaly of each anomalous node on that path.
 
     Nodes on one cycle are each other's ancestors; a node only disqualifies
     another when it is strictly upstream (an ancestor that is not also a
@@ -154,7 +190,7 @@ def root_causes(project: Project, product_id: str) -> tuple[list[RootCause], lis
 
     anomalous = {pid: reason for pid, n in nodes.items() if (reason := n.anomaly(threshold))}
     if not anomalous:
-        return [], []
+        return [], [], {}
 
     tainted = _has_anomalous_upstream(set(nodes) | set(parents), parents, set(anomalous))
     causes = [
@@ -163,7 +199,8 @@ def root_causes(project: Project, product_id: str) -> tuple[list[RootCause], lis
         if not tainted[pid]
     ]
     causes.sort(key=lambda c: (nodes[c.product_id].timestamp, c.product_id))
-    return causes, _path(causes[0].product_id, product_id, parents) if causes else []
+    path = _path(causes[0].product_id, product_id, parents) if causes else []
+    return causes, path, {pid: anomalous[pid] for pid in path if pid in anomalous}
 
 
 def strongly_connected(vertices: set[str], neighbours: dict[str, list[str]]) -> dict[str, int]:
@@ -217,7 +254,34 @@ def strongly_connected(vertices: set[str], neighbours: dict[str, list[str]]) -> 
 
 def _has_anomalous_upstream(vertices: set[str], parents: dict[str, list[str]], anomalous: set[str]) -> dict[str, bool]:
     """For each vertex: is an anomalous node strictly upstream of it (in an
-    ancestor component other than its own)?"""
+    ancestor component other than its own)? Acyclic ancestries (the usual
+    case) are settled in one pass in topological order; cycles go through the
+    strongly connected components."""
+    waiting = {vertex: 0 for vertex in vertices}
+    children: dict[str, list[str]] = {}
+    for child, its_parents in parents.items():
+        for parent in its_parents:
+            if parent != child:
+                waiting[child] += 1
+                children.setdefault(parent, []).append(child)
+            else:
+                waiting[child] = -len(vertices)  # a self-loop is a cycle: never released
+    order = [vertex for vertex, count in waiting.items() if count == 0]
+    tainted = dict.fromkeys(vertices, False)
+    for vertex in order:  # grows while it is walked
+        upstream = tainted[vertex] or vertex in anomalous
+        for child in children.get(vertex, ()):
+            if upstream:
+                tainted[child] = True
+            waiting[child] -= 1
+            if waiting[child] == 0:
+                order.append(child)
+    if len(order) == len(vertices):
+        return tainted
+    return _has_anomalous_upstream_cyclic(vertices, parents, anomalous)
+
+
+def _has_anomalous_upstream_cyclic(vertices, parents, anomalous) -> dict[str, bool]:
     component = strongly_connected(vertices, parents)
     members: dict[int, list[str]] = {}
     for vertex, number in component.items():

@@ -7,14 +7,17 @@ it. Agent-supplied strings pass through untouched: the pages' scripts put them
 into the document as text, never as markup.
 """
 
+from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from django.urls import reverse
 
-from provenance import colors, dag, reading
+from provenance import colors, dag, explorer_reads, folding, reading
 from provenance.json_limits import clip_depth
-from provenance.layout import layered
+from provenance.layout import arranged, layered
+from provenance.layout import depths as layout_depths
 from provenance.models import FuseDecision, Node, Project, Trace
+from provenance.timestamps import utc_iso
 from provenance.validation import MAX_DEPTH
 
 
@@ -23,12 +26,22 @@ def trace_url(project: Project, trace_id: str, product_id: str | None = None) ->
     return f"{url}?{urlencode({'node': product_id})}" if product_id else url
 
 
-isoformat = reading.isoformat
+class TraceUrls:
+    """trace_url() for many nodes: one `reverse` per trace, not per node."""
+
+    def __init__(self, project: Project):
+        self.project = project
+        self.pages: dict[str, str] = {}
+
+    def of(self, trace_id: str, product_id: str) -> str:
+        if trace_id not in self.pages:
+            self.pages[trace_id] = trace_url(self.project, trace_id)
+        return f"{self.pages[trace_id]}?{urlencode({'node': product_id})}"
 
 
 def list_page(page: list[Trace]) -> list[Trace]:
     """A page of traces with everything a list row shows, in two more queries."""
-    return reading.with_final_answers(reading.with_fused_counts(page))
+    return explorer_reads.with_final_answers(reading.with_fused_counts(page))
 
 
 def trace_row(project: Project, trace: Trace) -> dict:
@@ -46,7 +59,7 @@ def trace_row(project: Project, trace: Trace) -> dict:
         "final_color": colors.confidence_color(final.confidence if final else None),
         "final_fused": bool(final and final.fuse_state == FuseDecision.BLOCK),
         "verdict": final.verdict if final else None,
-        "ended_at": isoformat(trace.ended_at),
+        "ended_at": utc_iso(trace.ended_at),
     }
 
 
@@ -55,60 +68,287 @@ def trace_rows(project: Project, trace_pks: list[int]) -> list[dict]:
     return [trace_row(project, trace) for trace in list_page(page)]
 
 
-def graph(project: Project, trace: Trace) -> dict:
-    """The trace's nodes and edges in columns, with their layout.
+@dataclass
+class GraphView:
+    """What the reader asked the trace's graph to show."""
+
+    expanded: set[str] = field(default_factory=set)
+    reveal: set[str] = field(default_factory=set)
+    focus: str = ""
+    hops: int | None = None
+    fold: bool | None = None  # None: fold when the trace is large
+
+
+def graph(project: Project, trace: Trace, view: GraphView | None = None) -> dict:
+    """The trace's nodes and edges in columns, with their layout; large traces
+    folded into clusters (see `folding`).
 
     Parents outside the trace (in another trace, or not arrived yet) are drawn
-    too, as `external` nodes: the graph's indices run over the trace's nodes
-    first and the external ones after them.
+    too, as `external` nodes. Edges are index pairs over the drawn nodes
+    first, then the external ones, then the clusters.
     """
-    rows = reading.graph_rows(trace)
+    view = view or GraphView()
+    rows = explorer_reads.graph_rows(trace)
     by_product = {row[0]: i for i, row in enumerate(rows)}
     # A child missing from the rows arrived between the two reads: the next refresh draws it.
-    pairs = [(child, parent) for child, parent in reading.edge_pairs(trace) if child in by_product]
+    pairs = [(child, parent) for child, parent in explorer_reads.edge_pairs(trace) if child in by_product]
     # Sorted, so that the same trace always gets the same indices.
     external = sorted({parent for _, parent in pairs if parent not in by_product})
     index = {**by_product, **{pid: len(rows) + k for k, pid in enumerate(external)}}
     edges = [(index[parent], by_product[child]) for child, parent in pairs]
+    count, total = len(rows), len(rows) + len(external)
 
-    layout = layered(len(rows) + len(external), edges)
-    homes = reading.trace_ids_of(project, external)
-    count = len(rows)
+    shown = list(range(total))
+    focus = None
+    if view.focus in by_product:
+        parents: list[list[int]] = [[] for _ in range(total)]
+        children: list[list[int]] = [[] for _ in range(total)]
+        for parent, child in edges:
+            parents[child].append(parent)
+            children[parent].append(child)
+        kept = folding.within_hops(by_product[view.focus], view.hops, parents, children)
+        shown = sorted(kept)
+        focus = {"product_id": view.focus, "hops": view.hops, "count": len(shown)}
+
+    threshold = project.high_uncertainty_threshold
+    fold = view.fold if view.fold is not None else len(shown) > folding.FOLD_ABOVE
+    if fold:
+        drawing = _folded(rows, external, edges, shown, threshold, view, count)
+    else:
+        drawing = _whole(rows, external, edges, shown)
+    homes = explorer_reads.trace_ids_of(project, [external[i - count] for i in drawing["external"]])
     return {
         "trace_id": trace.trace_id,
-        "threshold": project.high_uncertainty_threshold,
+        "threshold": threshold,
         "colorscale": colors.plotly_colorscale(),
+        "total": count,
+        "folded": fold,
+        "focus": focus,
+        "summary": trace_summary(trace, rows, pairs),
+        **_columns(rows, external, drawing, homes, project),
+    }
+
+
+def _whole(rows, external, edges, shown) -> dict:
+    """Every shown node on its own, in the classic layered layout."""
+    position = {node: k for k, node in enumerate(shown)}
+    local = [(position[p], position[c]) for p, c in edges if p in position and c in position]
+    layout = layered(len(shown), local)
+    count = len(rows)
+    inside = [k for k, node in enumerate(shown) if node < count]
+    outside = [k for k, node in enumerate(shown) if node >= count]
+    return {
+        "nodes": [shown[k] for k in inside],
+        "node_xy": [(layout.x[k], layout.y[k]) for k in inside],
+        "external": [shown[k] for k in outside],
+        "external_xy": [(layout.x[k], layout.y[k]) for k in outside],
+        "clusters": [],
+        "edges": local,
+        "order": inside + outside,
+        "layers": layer_labels([rows[shown[k]] for k in inside], [layout.x[k] for k in inside], layout.depth_count),
+        "columns": layout.depth_count,
+    }
+
+
+def _folded(rows, external, edges, shown, threshold, view: GraphView, count: int) -> dict:
+    position = {node: k for k, node in enumerate(shown)}
+    local = [(position[p], position[c]) for p, c in edges if p in position and c in position]
+    depth = layout_depths(len(shown), local)
+    pinned = []
+    for node in shown:
+        if node >= count:
+            pinned.append(True)
+            continue
+        row = rows[node]
+        confidence = row[4]
+        pinned.append(
+            row[5] == FuseDecision.BLOCK or row[6] or (confidence is not None and confidence < threshold)
+            or row[3] == "final_answer" or row[0] in view.reveal or row[0] == view.focus
+        )
+    agents = [rows[node][1] if node < count else "" for node in shown]
+    rounds = [rows[node][7] if node < count else None for node in shown]
+    feeds = [False] * len(shown)
+    for p, _ in local:
+        feeds[p] = True
+    folded = folding.fold(depth, agents, rounds, pinned, feeds, view.expanded)
+
+    # A band is one column of clusters and of the nodes drawn on their own
+    # among them, after a column for the pinned nodes that start the band
+    # (see `folding.bands_for`); a band holding nodes the reader expanded
+    # spreads over its layers.
+    starts = [pinned[k] and feeds[k] and depth[k] == folded.bands[folded.band_of[k]][0] for k in range(len(shown))]
+    spread = [False] * len(folded.bands)
+    first_singles = [False] * len(folded.bands)
+    has_clusters = [False] * len(folded.bands)
+    for k in range(len(shown)):
+        band = folded.band_of[k]
+        if folded.loose[k]:
+            spread[band] = True
+        elif starts[k]:
+            first_singles[band] = True
+        else:
+            has_clusters[band] = True
+    offset, x_of_band = 0, []
+    for number, (first, last) in enumerate(folded.bands):
+        x_of_band.append(offset)
+        if spread[number]:
+            offset += last - first + 1
+        else:
+            offset += 1 + (first_singles[number] and has_clusters[number])
+
+    def x_of(k: int) -> int:
+        band = folded.band_of[k]
+        if spread[band]:
+            return x_of_band[band] + depth[k] - folded.bands[band][0]
+        return x_of_band[band] + (first_singles[band] and not starts[k])
+
+    singles = [k for k in range(len(shown)) if folded.cluster_of[k] < 0]
+    vertex_of = {}
+    for v, k in enumerate(singles):
+        vertex_of[k] = v
+    for k in range(len(shown)):
+        if folded.cluster_of[k] >= 0:
+            vertex_of[k] = len(singles) + folded.cluster_of[k]
+    column = [x_of(k) for k in singles]
+    for cluster in folded.clusters:
+        members = cluster.members
+        column.append(x_of(members[len(members) // 2]))
+    quotient = set()
+    for p, c in local:
+        a, b = vertex_of[p], vertex_of[c]
+        # Edges inside a cluster, or between clusters of one folded band, are folded away.
+        if a != b and (column[a] != column[b] or a < len(singles) or b < len(singles)):
+            quotient.add((a, b))
+    quotient = sorted(quotient)
+    y = arranged(column, quotient)
+
+    inside = [v for v, k in enumerate(singles) if shown[k] < count]
+    outside = [v for v, k in enumerate(singles) if shown[k] >= count]
+    cluster_vertices = range(len(singles), len(singles) + len(folded.clusters))
+    return {
+        "nodes": [shown[singles[v]] for v in inside],
+        "node_xy": [(column[v], y[v]) for v in inside],
+        "external": [shown[singles[v]] for v in outside],
+        "external_xy": [(column[v], y[v]) for v in outside],
+        "clusters": [
+            (cluster, [shown[k] for k in cluster.members], (column[v], y[v]))
+            for cluster, v in zip(folded.clusters, cluster_vertices)
+        ],
+        "edges": quotient,
+        "order": inside + outside + list(cluster_vertices),
+        "layers": band_labels(rows, shown, folded, count, x_of_band, spread),
+        "columns": offset,
+    }
+
+
+def _columns(rows, external, drawing, homes, project) -> dict:
+    """The drawing as the page reads it: columns of values, edges re-indexed
+    over nodes, then external nodes, then clusters."""
+    count = len(rows)
+    renumber = {vertex: k for k, vertex in enumerate(drawing["order"])}
+    nodes = [rows[i] for i in drawing["nodes"]]
+    ext = [external[i - count] for i in drawing["external"]]
+    clusters = drawing["clusters"]
+    hidden_ids, hidden_cluster = [], []
+    for number, (_, members, _) in enumerate(clusters):
+        for node in members:
+            hidden_ids.append(rows[node][0])
+            hidden_cluster.append(number)
+    return {
         "nodes": {
-            "id": [row[0] for row in rows],
-            "agent": [row[1] for row in rows],
-            "step": [row[2] for row in rows],
-            "source": [row[3] for row in rows],
-            "confidence": [row[4] for row in rows],
-            "fused": [int(row[5] == FuseDecision.BLOCK) for row in rows],
-            "error": [int(row[6]) for row in rows],
-            "x": layout.x[:count],
-            "y": layout.y[:count],
+            "id": [row[0] for row in nodes],
+            "agent": [row[1] for row in nodes],
+            "step": [row[2] for row in nodes],
+            "source": [row[3] for row in nodes],
+            "confidence": [row[4] for row in nodes],
+            "fused": [int(row[5] == FuseDecision.BLOCK) for row in nodes],
+            "error": [int(row[6]) for row in nodes],
+            "x": [xy[0] for xy in drawing["node_xy"]],
+            "y": [xy[1] for xy in drawing["node_xy"]],
         },
         "external": {
-            "id": external,
-            "trace_id": [homes.get(pid) for pid in external],
-            "url": [trace_url(project, homes[pid], pid) if pid in homes else None for pid in external],
-            "x": layout.x[count:],
-            "y": layout.y[count:],
+            "id": ext,
+            "trace_id": [homes.get(pid) for pid in ext],
+            "url": [trace_url(project, homes[pid], pid) if pid in homes else None for pid in ext],
+            "x": [xy[0] for xy in drawing["external_xy"]],
+            "y": [xy[1] for xy in drawing["external_xy"]],
         },
-        "edges": [index for edge in edges for index in edge],
-        "layers": layer_labels(rows, layout.x[:count], layout.depth_count),
+        "clusters": {
+            "id": [cluster.key for cluster, _, _ in clusters],
+            "count": [len(members) for _, members, _ in clusters],
+            "agent": [cluster.agent for cluster, _, _ in clusters],
+            "round": [cluster.round for cluster, _, _ in clusters],
+            "worst": [_worst(rows[m][4] for m in members) for _, members, _ in clusters],
+            "first": [rows[members[0]][0] for _, members, _ in clusters],
+            "last": [rows[members[-1]][0] for _, members, _ in clusters],
+            "x": [xy[0] for _, _, xy in clusters],
+            "y": [xy[1] for _, _, xy in clusters],
+        },
+        "hidden": {"id": hidden_ids, "cluster": hidden_cluster},
+        "edges": [renumber[vertex] for edge in drawing["edges"] for vertex in edge],
+        "layers": drawing["layers"],
+        "columns": drawing["columns"],
+    }
+
+
+def _worst(confidences) -> float | None:
+    known = [c for c in confidences if c is not None]
+    return min(known) if known else None
+
+
+def trace_summary(trace: Trace, rows: list[tuple], pairs: list[tuple[str, str]]) -> dict:
+    """The trace page's header figures, so a live refresh keeps them current.
+    The final answer is picked from the rows as `reading.final_answer` does."""
+    finals = [row for row in rows if row[3] == "final_answer"]
+    if not finals:
+        consumed = {parent for _, parent in pairs}
+        finals = [row for row in rows if row[0] not in consumed]
+    final = finals[-1] if finals else None
+    confidence = final[4] if final else None
+    return {
+        "node_count": trace.node_count,
+        "min_confidence": trace.min_confidence,
+        "min_color": colors.confidence_color(trace.min_confidence),
+        "error_count": trace.error_count,
+        "fused_count": sum(1 for row in rows if row[5] == FuseDecision.BLOCK),
+        "final_id": final[0] if final else None,
+        "final_confidence": confidence,
+        "final_color": colors.confidence_color(confidence),
+        "final_fused": bool(final and final[5] == FuseDecision.BLOCK),
+        "ended_at": utc_iso(trace.ended_at),
     }
 
 
 def layer_labels(rows: list[tuple], depths: list[int], depth_count: int) -> list[str]:
-    """Each depth named by its most common source type (else step), for the x axis."""
+    """Each depth named by its most common source type (else step), for the x
+    axis; a name is written where it starts, not repeated on every layer."""
     tallies: list[dict[str, int]] = [{} for _ in range(depth_count)]
     for row, depth in zip(rows, depths):
         name = row[3] or row[2]
         if name:
             tallies[depth][name] = tallies[depth].get(name, 0) + 1
-    return [min(tally, key=lambda name: (-tally[name], name)) if tally else "" for tally in tallies]
+    names = [min(tally, key=lambda name: (-tally[name], name)) if tally else "" for tally in tallies]
+    return [name if k == 0 or name != names[k - 1] else "" for k, name in enumerate(names)]
+
+
+def band_labels(rows, shown, folded, count, x_of_band, spread) -> list[str]:
+    """A header per column where the drawing changes what it shows: the most
+    common source type (else step) of each band, once, not once per layer."""
+    labels = [""] * (x_of_band[-1] + 1 if x_of_band else 0)
+    tallies: list[dict[str, int]] = [{} for _ in folded.bands]
+    for k, node in enumerate(shown):
+        if node < count:
+            name = rows[node][3] or rows[node][2]
+            if name:
+                tally = tallies[folded.band_of[k]]
+                tally[name] = tally.get(name, 0) + 1
+    previous = None
+    for band, tally in enumerate(tallies):
+        name = min(tally, key=lambda n: (-tally[n], n)) if tally else ""
+        if name != previous and x_of_band[band] < len(labels):
+            labels[x_of_band[band]] = name
+        previous = name
+    return labels
 
 
 def neighbour(project: Project, own_trace_id: str, product_id: str, row: dict | None) -> dict:
@@ -133,7 +373,7 @@ def node_detail(project: Project, node: Node) -> dict:
     trace_id = node.trace.trace_id
     final = reading.final_answer(node.trace)
     is_final = final is not None and final.pk == node.pk
-    parents, children = reading.node_neighbours(node)
+    parents, children = explorer_reads.node_neighbours(node)
     return {
         "product_id": node.product_id,
         "trace_id": trace_id,
@@ -150,7 +390,7 @@ def node_detail(project: Project, node: Node) -> dict:
         "round": node.round,
         "retry_of": node.retry_of or None,
         "attempt": node.attempt,
-        "timestamp": isoformat(node.timestamp),
+        "timestamp": utc_iso(node.timestamp),
         "is_final": is_final,
         "content": node.content,
         "raw_input": node.raw_input,
@@ -163,8 +403,8 @@ def node_detail(project: Project, node: Node) -> dict:
         "escalations": [reading.escalation_summary(e) for e in reading.escalations_of(node)],
         "reviews": [
             {"verdict": review.verdict, "comment": review.comment, "on_trace": not review.product_id,
-             "timestamp": isoformat(review.timestamp)}
-            for review in reading.reviews_of(node, is_final)
+             "timestamp": utc_iso(review.timestamp)}
+            for review in explorer_reads.reviews_of(node, is_final)
         ],
         "parents": [neighbour(project, trace_id, pid, row) for pid, row in parents],
         "children": [neighbour(project, trace_id, row["product_id"], row) for row in children],
@@ -172,10 +412,13 @@ def node_detail(project: Project, node: Node) -> dict:
 
 
 def root_cause(project: Project, node: Node) -> dict:
-    """The API's root-cause answer, plus where each cause lives and why it was fused."""
-    causes, path = dag.root_causes(project, node.product_id)
-    trace_ids = reading.trace_ids_by_pk(project, {cause.trace_pk for cause in causes})
-    blocks = reading.block_reasons(project, [c.product_id for c in causes if c.reason == "fused"])
+    """The root-cause answer of the API and the page: the contract's fields,
+    plus where each cause lives and why it was fused, and the path as its
+    anomalous steps with the distance folded between them."""
+    causes, path, anomalies = dag.root_causes(project, node.product_id)
+    trace_ids = explorer_reads.trace_ids_by_pk(project, {cause.trace_pk for cause in causes})
+    blocks = explorer_reads.block_reasons(project, [c.product_id for c in causes if c.reason == "fused"])
+    urls = TraceUrls(project)
     return {
         "product_id": node.product_id,
         "threshold": project.high_uncertainty_threshold,
@@ -186,7 +429,7 @@ def root_cause(project: Project, node: Node) -> dict:
                 "confidence": cause.confidence,
                 "color": colors.confidence_color(cause.confidence),
                 "trace_id": trace_ids[cause.trace_pk],
-                "url": trace_url(project, trace_ids[cause.trace_pk], cause.product_id),
+                "url": urls.of(trace_ids[cause.trace_pk], cause.product_id),
                 "fuse_reason": blocks[cause.product_id].reason if cause.product_id in blocks else None,
                 "fused_by": blocks[cause.product_id].by_agent_id if cause.product_id in blocks else None,
                 "fuse_reason_code": blocks[cause.product_id].reason_code or None if cause.product_id in blocks else None,
@@ -194,19 +437,47 @@ def root_cause(project: Project, node: Node) -> dict:
             for cause in causes
         ],
         "path": path,
+        "path_steps": path_steps(path, anomalies),
     }
 
 
+def path_steps(path: list[str], anomalies: dict[str, str]) -> list[dict]:
+    """The path with its ends and anomalous nodes kept and every run of more
+    than three ordinary nodes between them folded into `{"skipped": n}`: a
+    5,000-step path reads as `frag-c → … 4,990 nodes … → n4999`."""
+    steps: list[dict] = []
+    run: list[str] = []
+
+    def flush():
+        if len(run) > 3:
+            steps.append({"skipped": len(run)})
+        else:
+            steps.extend({"product_id": pid, "reason": None} for pid in run)
+        run.clear()
+
+    for k, pid in enumerate(path):
+        if pid in anomalies or k == 0 or k == len(path) - 1:
+            flush()
+            steps.append({"product_id": pid, "reason": anomalies.get(pid)})
+        else:
+            run.append(pid)
+    flush()
+    return steps
+
+
 def impact(project: Project, node: Node) -> dict:
-    """The API's blast radius, with where each consumer lives."""
+    """The blast radius of the API and the page, with where each consumer lives."""
     found = dag.descendants(project, node.product_id)
-    trace_ids = reading.trace_ids_by_pk(project, {n.trace_pk for n in found})
+    trace_ids = explorer_reads.trace_ids_by_pk(project, {n.trace_pk for n in found})
+    urls = TraceUrls(project)
+    # A consumer in the node's own trace is selected on the page, not opened:
+    # only those elsewhere need a link (thousands of urlencode calls otherwise).
     return {
         "product_id": node.product_id,
         "descendants": [n.product_id for n in found],
         "nodes": [
             {"product_id": n.product_id, "trace_id": trace_ids[n.trace_pk],
-             "url": trace_url(project, trace_ids[n.trace_pk], n.product_id)}
+             "url": None if n.trace_pk == node.trace_id else urls.of(trace_ids[n.trace_pk], n.product_id)}
             for n in found
         ],
     }

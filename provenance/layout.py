@@ -31,23 +31,40 @@ def layered(node_count: int, edges: list[tuple[int, int]]) -> Layout:
     The input order (e.g. by timestamp) is the starting order within a layer
     and breaks every tie afterwards.
     """
+    depth = depths(node_count, edges)
+    return Layout(x=depth, y=arranged(depth, edges), depth_count=max(depth, default=-1) + 1)
+
+
+def depths(node_count: int, edges: list[tuple[int, int]]) -> list[int]:
+    """Each node's longest-path depth from a source; a cycle's members share one."""
     parents: list[list[int]] = [[] for _ in range(node_count)]
     children: list[list[int]] = [[] for _ in range(node_count)]
     for parent, child in edges:
         if parent != child:
             parents[child].append(parent)
             children[parent].append(child)
+    return _depths(node_count, parents, children)
 
-    depth = _depths(node_count, parents, children)
-    depth_count = max(depth, default=-1) + 1
-    layers: list[list[int]] = [[] for _ in range(depth_count)]
+
+def arranged(column: list[int], edges: list[tuple[int, int]]) -> list[float]:
+    """Heights for nodes placed in the given columns (any non-negative
+    integers), by barycenter sweeps over (parent, child) pairs."""
+    node_count = len(column)
+    upstream: list[list[int]] = [[] for _ in range(node_count)]
+    downstream: list[list[int]] = [[] for _ in range(node_count)]
+    # Each sweep looks at the neighbours on one side only; edges within a
+    # column (a cycle's) pull on nothing.
+    for parent, child in edges:
+        if column[parent] < column[child]:
+            upstream[child].append(parent)
+            downstream[parent].append(child)
+        elif column[parent] > column[child]:
+            upstream[parent].append(child)
+            downstream[child].append(parent)
+    by_column: dict[int, list[int]] = {}
     for node in range(node_count):
-        layers[depth[node]].append(node)
-
-    # Each sweep looks at the neighbours on one side only; edges within a layer
-    # (a cycle's) pull on nothing.
-    upstream = [[p for p in parents[n] if depth[p] < depth[n]] for n in range(node_count)]
-    downstream = [[c for c in children[n] if depth[c] > depth[n]] for n in range(node_count)]
+        by_column.setdefault(column[node], []).append(node)
+    layers = [by_column[c] for c in sorted(by_column)]
     y = [0.0] * node_count
     for layer in layers:
         _place(layer, y)
@@ -56,7 +73,7 @@ def layered(node_count: int, edges: list[tuple[int, int]]) -> Layout:
             _reorder(layer, y, upstream)
         for layer in reversed(layers[:-1]):
             _reorder(layer, y, downstream)
-    return Layout(x=depth, y=y, depth_count=depth_count)
+    return y
 
 
 def _depths(node_count: int, parents: list[list[int]], children: list[list[int]]) -> list[int]:

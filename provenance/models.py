@@ -291,6 +291,7 @@ class FindingKind(models.TextChoices):
     ORPHAN = "orphan", "orphan"
     CYCLE = "cycle", "cycle"
     FUSED_INDIRECT_USE = "fused_indirect_use", "fused indirect use"
+    ROUND_LIMIT_EXCEEDED = "round_limit_exceeded", "round limit exceeded"
 
 
 class HealthReport(models.Model):

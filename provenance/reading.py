@@ -1,24 +1,14 @@
-"""Read models of traces and nodes, shared by the API and the pages."""
+"""Read models of traces and nodes for the API: the filtered trace list, a
+trace's nodes with their parents, a trace's final answer and verdict. The
+pages' batched reads are in `explorer_reads`."""
 
 from dataclasses import dataclass
 from datetime import datetime
 
-# Used by the trace explorer's reads below.
-from django.db.models import Case, Count, Exists, F, OuterRef, Q, QuerySet, Subquery, When  # noqa: E402
-from django.db.models.functions import Coalesce  # noqa: E402
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from provenance.models import (
-    Edge,
-    Escalation,
-    Fuse,  # noqa: E402
-    FuseDecision,
-    Node,
-    Project,
-    Review,
-    Trace,
-    Verdict,
-    content_tier,
-)
+from provenance.models import Edge, Escalation, Fuse, FuseDecision, Node, Project, Review, Trace, content_tier
+from provenance.timestamps import utc_iso
 
 FUSE_NAMES = {int(choice): choice.label for choice in FuseDecision}
 
@@ -94,10 +84,6 @@ NODE_SUMMARY_FIELDS = (
 )
 
 
-def isoformat(moment) -> str | None:
-    return moment.isoformat().replace("+00:00", "Z") if moment else None
-
-
 def node_summary(row: dict, parent_ids: list[str], trace_id: str) -> dict:
     return {
         "product_id": row["product_id"],
@@ -112,7 +98,7 @@ def node_summary(row: dict, parent_ids: list[str], trace_id: str) -> dict:
         "status": "error" if row["is_error"] else "ok",
         "round": row["round"],
         "parent_ids": parent_ids,
-        "timestamp": isoformat(row["timestamp"]),
+        "timestamp": utc_iso(row["timestamp"]),
         "retry_of": row["retry_of"] or None,
         "attempt": row["attempt"],
         "content_tier": content_tier(row["summarized_at"]),
@@ -147,109 +133,6 @@ def latest_verdict(trace: Trace) -> str | None:
     return review.verdict if review else None
 
 
-# The trace explorer's reads: each batches a page (or a trace) into a fixed
-# number of queries, whatever the number of rows.
-
-
-def _final_answer_pk() -> Coalesce:
-    """A trace's final answer, as final_answer() picks it, as an expression
-    over Trace rows."""
-    nodes = Node.objects.filter(trace=OuterRef("pk"))
-    consumed = Edge.objects.filter(
-        project=OuterRef("project"), trace=OuterRef("trace"), parent_product_id=OuterRef("product_id")
-    )
-    newest = ("-timestamp", "-pk")
-    return Coalesce(
-        Subquery(nodes.filter(source_type="final_answer").order_by(*newest).values("pk")[:1]),
-        Subquery(nodes.exclude(Exists(consumed)).order_by(*newest).values("pk")[:1]),
-    )
-
-
-def final_answer_nodes(trace_qs: QuerySet) -> QuerySet:
-    """The final answers of the given traces, each annotated with `verdict`: the
-    newest review of its trace as a whole or of that node."""
-    reviews = Review.objects.filter(project=OuterRef("project"), trace=OuterRef("trace")).filter(
-        Q(product_id="") | Q(product_id=OuterRef("product_id"))
-    )
-    return Node.objects.filter(pk__in=trace_qs.annotate(final_pk=_final_answer_pk()).values("final_pk")).annotate(
-        verdict=Subquery(reviews.order_by("-timestamp", "-pk").values("verdict")[:1])
-    )
-
-
-def with_final_answers(page: list[Trace]) -> list[Trace]:
-    """Adds `final` (the final answer node with its `verdict`, or None) to a page
-    of traces with one query."""
-    finals = final_answer_nodes(Trace.objects.filter(pk__in=[t.pk for t in page])).only(
-        "pk", "trace_id", "product_id", "confidence", "fuse_state", "is_error"
-    )
-    by_trace = {node.trace_id: node for node in finals}
-    for trace in page:
-        trace.final = by_trace.get(trace.pk)
-    return page
-
-
-def bad_answers(project: Project) -> QuerySet:
-    """Final answers reviewed `incorrect` or themselves below the project's
-    high-uncertainty threshold, worst first: confirmed wrong before merely
-    doubtful, then the least confident, then the newest."""
-    threshold = project.high_uncertainty_threshold
-    incorrect = Review.objects.filter(trace=OuterRef("pk"), verdict=Verdict.INCORRECT)
-    # A low-confidence final answer makes its trace's minimum low too: a cheap pre-filter.
-    candidates = Trace.objects.filter(project=project).filter(Q(min_confidence__lt=threshold) | Exists(incorrect))
-    return (
-        final_answer_nodes(candidates)
-        .filter(Q(verdict=Verdict.INCORRECT) | Q(confidence__lt=threshold))
-        .select_related("trace")
-        .order_by(
-            Case(When(verdict=Verdict.INCORRECT, then=0), default=1),
-            F("confidence").asc(nulls_last=True),
-            F("trace__ended_at").desc(nulls_last=True),
-            "-pk",
-        )
-    )
-
-
-GRAPH_FIELDS = ("product_id", "agent_id", "step", "source_type", "confidence", "fuse_state", "is_error")
-
-
-def graph_rows(trace: Trace) -> list[tuple]:
-    """The nodes of a trace as GRAPH_FIELDS tuples, oldest first."""
-    return list(Node.objects.filter(trace=trace).order_by("timestamp", "pk").values_list(*GRAPH_FIELDS))
-
-
-def trace_ids_of(project: Project, product_ids: list[str]) -> dict[str, str]:
-    """Which trace each of these product ids lives in; ids not stored are left out."""
-    if not product_ids:
-        return {}
-    return dict(
-        Node.objects.filter(project=project, product_id__in=product_ids).values_list("product_id", "trace__trace_id")
-    )
-
-
-NEIGHBOUR_FIELDS = ("product_id", "agent_id", "step", "confidence", "fuse_state", "is_error", "trace__trace_id")
-
-
-def node_neighbours(node: Node) -> tuple[list[tuple[str, dict | None]], list[dict]]:
-    """A node's parents in its own order (None for a parent not stored yet) and
-    its children in any trace, oldest first; each as a NEIGHBOUR_FIELDS dict."""
-    parent_ids = list(
-        Edge.objects.filter(project=node.project_id, child_product_id=node.product_id)
-        .order_by("position")
-        .values_list("parent_product_id", flat=True)
-    )
-    stored = {
-        row["product_id"]: row
-        for row in Node.objects.filter(project=node.project_id, product_id__in=parent_ids).values(*NEIGHBOUR_FIELDS)
-    }
-    consumers = Edge.objects.filter(project=node.project_id, parent_product_id=node.product_id)
-    children = list(
-        Node.objects.filter(project=node.project_id, product_id__in=consumers.values("child_product_id"))
-        .order_by("timestamp", "pk")
-        .values(*NEIGHBOUR_FIELDS)
-    )
-    return [(pid, stored.get(pid)) for pid in parent_ids], children
-
-
 def fuses_of(node: Node) -> QuerySet:
     return Fuse.objects.filter(project=node.project_id, product_id=node.product_id).order_by("timestamp", "pk")
 
@@ -263,7 +146,7 @@ def fuse_summary(fuse: Fuse) -> dict:
         "threshold": fuse.threshold,
         "by_agent_id": fuse.by_agent_id,
         "inline": fuse.inline,
-        "timestamp": isoformat(fuse.timestamp),
+        "timestamp": utc_iso(fuse.timestamp),
     }
 
 
@@ -277,43 +160,7 @@ def escalation_summary(escalation: Escalation) -> dict:
     return {
         "reason": escalation.reason,
         "by_agent_id": escalation.by_agent_id or None,
-        "timestamp": isoformat(escalation.timestamp),
+        "timestamp": utc_iso(escalation.timestamp),
         "open": escalation.is_open,
-        "closed_at": isoformat(escalation.closed_at),
+        "closed_at": utc_iso(escalation.closed_at),
     }
-
-
-def reviews_of(node: Node, is_final: bool) -> QuerySet:
-    """Reviews of this node; for a trace's final answer also those of the trace as a whole."""
-    on_node = (Q(product_id=node.product_id) | Q(product_id="")) if is_final else Q(product_id=node.product_id)
-    return Review.objects.filter(project=node.project_id, trace=node.trace_id).filter(on_node).order_by("-timestamp", "-pk")
-
-
-def trace_ids_by_pk(project: Project, trace_pks: set[int]) -> dict[int, str]:
-    return dict(Trace.objects.filter(project=project, pk__in=trace_pks).values_list("pk", "trace_id"))
-
-
-def block_reasons(project: Project, product_ids: list[str]) -> dict[str, Fuse]:
-    """The newest `block` decision on each of these nodes, for saying why it was fused."""
-    found: dict[str, Fuse] = {}
-    blocks = Fuse.objects.filter(project=project, product_id__in=product_ids, decision=FuseDecision.BLOCK)
-    for fuse in blocks.order_by("timestamp", "pk"):
-        found[fuse.product_id] = fuse
-    return found
-
-
-def recent_agents_and_steps(project: Project, sample: int = 5000) -> tuple[list[str], list[str]]:
-    """Agent ids and steps seen in the project's newest nodes, to suggest in filters."""
-    recent = Node.objects.filter(project=project).order_by("-timestamp").values_list("agent_id", "step")[:sample]
-    agents, steps = set(), set()
-    for agent_id, step in recent:
-        agents.add(agent_id)
-        if step:
-            steps.add(step)
-    return sorted(agents), sorted(steps)
-
-
-def edge_pairs(trace: Trace) -> list[tuple[str, str]]:
-    """(child, parent) product ids of a trace's edges, in no particular order:
-    cheaper than parents_by_child() when the order does not matter."""
-    return list(Edge.objects.filter(trace=trace).values_list("child_product_id", "parent_product_id"))

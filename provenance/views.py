@@ -6,14 +6,14 @@ from functools import wraps
 import orjson
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 
-from provenance import explorer, reading
+from provenance import explorer, explorer_reads, reading
 from provenance.forms import TraceFilterForm
-from provenance.membership import project_for_user_or_404, projects_for
-from provenance.models import FuseDecision, Node, Trace
+from provenance.membership import project_for_user_or_404, projects_for, visible_trace
+from provenance.models import FuseDecision, Node
 
 PAGE_SIZE = 50
 
@@ -34,14 +34,16 @@ def session_json(view):
     return wrapped
 
 
-def visible_trace(request, slug: str, trace_id: str) -> tuple:
-    project = project_for_user_or_404(request.user, slug)
-    return project, get_object_or_404(Trace, project=project, trace_id=trace_id)
+def visible_trace_or_404(request, slug: str, trace_id: str) -> tuple:
+    trace = visible_trace(request.user, slug, trace_id)
+    if trace is None:
+        raise Http404("No such trace in a project you may see.")
+    return trace.project, trace
 
 
 def visible_node(request, slug: str, trace_id: str):
     """The node named by `?id=` in a visible trace, or an error response."""
-    project, trace = visible_trace(request, slug, trace_id)
+    project, trace = visible_trace_or_404(request, slug, trace_id)
     product_id = request.GET.get("id", "")
     if not product_id:
         return project, None, json_response({"detail": "id: required (the node's product_id)"}, status=400)
@@ -64,7 +66,7 @@ def trace_list(request, slug):
     form = TraceFilterForm(request.GET)
     page = Paginator(reading.traces(project, form.to_filters()), PAGE_SIZE).get_page(request.GET.get("page"))
     traces = explorer.list_page(list(page.object_list))
-    agents, steps = reading.recent_agents_and_steps(project)
+    agents, steps = explorer_reads.recent_agents_and_steps(project)
     return render(
         request,
         "provenance/trace_list.html",
@@ -77,14 +79,14 @@ def trace_list(request, slug):
 @login_required
 def bad_answers(request, slug):
     project = project_for_user_or_404(request.user, slug)
-    page = Paginator(reading.bad_answers(project), PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(explorer_reads.bad_answers(project), PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "provenance/bad_answers.html", {"project": project, "page": page, "answers": page})
 
 
 @never_cache  # live pages: going back must not show a stale copy
 @login_required
 def trace_detail(request, slug, trace_id):
-    project, trace = visible_trace(request, slug, trace_id)
+    project, trace = visible_trace_or_404(request, slug, trace_id)
     final = reading.final_answer(trace)
     context = {
         "project": project,
@@ -97,10 +99,31 @@ def trace_detail(request, slug, trace_id):
     return render(request, "provenance/trace_detail.html", context)
 
 
+def graph_view(params) -> explorer.GraphView:
+    """`?expand=<cluster>&reveal=<node>&focus=<node>&hops=<n|all>&fold=0|1`; ValueError when malformed."""
+    hops = params.get("hops", "all")
+    if hops == "all":
+        hops = None
+    elif not hops.isdigit() or not 1 <= int(hops) <= 10_000:
+        raise ValueError("hops: a whole number from 1 to 10000, or all")
+    fold = params.get("fold")
+    if fold not in (None, "0", "1"):
+        raise ValueError("fold: 0 or 1")
+    return explorer.GraphView(
+        expanded=set(params.getlist("expand")), reveal=set(params.getlist("reveal")),
+        focus=params.get("focus", ""), hops=None if hops is None else int(hops),
+        fold=None if fold is None else fold == "1",
+    )
+
+
 @session_json
 def trace_graph(request, slug, trace_id):
-    project, trace = visible_trace(request, slug, trace_id)
-    return json_response(explorer.graph(project, trace))
+    project, trace = visible_trace_or_404(request, slug, trace_id)
+    try:
+        view = graph_view(request.GET)
+    except ValueError as error:
+        return json_response({"error": str(error), "fields": {str(error).split(":")[0]: str(error)}}, status=400)
+    return json_response(explorer.graph(project, trace, view))
 
 
 @session_json

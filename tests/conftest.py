@@ -2,6 +2,7 @@
 signed-in project member for the pages."""
 
 import itertools
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -10,9 +11,18 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.test import APIClient
 
+from denoise_dashboard import outage
 from provenance.models import Project
 
 _counter = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def own_limit_counters(settings):
+    """Each test counts rate limits and failed sign-ins in a namespace of its own."""
+    settings.LIMITS_KEY_PREFIX = f"test-{uuid.uuid4().hex}"
+    # Nor does a database outage simulated by an earlier test make this one answer 503.
+    outage.forget_unreachable()
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from django.http import Http404
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from metrics.catalog import check_metrics
 from metrics.dashboards import DASHBOARDS
 from metrics.filter_options import filter_options
 from metrics.params import ChartParamsSerializer
@@ -29,11 +30,10 @@ class ValuesView(APIView):
 
     def get(self, request):
         params = chart_params(request)
-        wanted = [m for m in request.query_params.get("metrics", "").split(",") if m] or list(METRICS)
-        unknown = [m for m in wanted if m not in METRICS]
-        if unknown:
-            return Response({"error": "invalid request", "fields": {"metrics": [f"unknown metric(s): {', '.join(unknown)}"]}},
-                            status=400)
+        try:
+            wanted = check_metrics([m for m in request.query_params.get("metrics", "").split(",") if m] or METRICS)
+        except ValueError as error:
+            return Response({"error": "invalid request", "fields": {"metrics": [str(error)]}}, status=400)
         values = window_values(request.user.project, params.start, params.end, params.filters, wanted)
         return Response({"query": params.query(), "values": values})
 

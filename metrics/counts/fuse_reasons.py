@@ -1,12 +1,13 @@
-"""Fuse decisions about the nodes in a window, by decision and reason (the
-reason is cut to 200 characters, as in the rollup)."""
+"""Fuse decisions about the nodes in a window, by decision and reason: the
+reason code where one was sent, else the reason text cut to 200 characters
+(metrics.rollups.schema.REASON_KEY, as in the rollup)."""
 
 from collections import defaultdict
 
 from metrics.counts.split import split
 from metrics.models import HourFuseReason
 from metrics.questions import Question
-from metrics.rollups.schema import FUSE_REASON_PAIRS, REASON_LENGTH
+from metrics.rollups.schema import FUSE_REASON_PAIRS, reason_key
 from metrics.rollups.snapshot import one_snapshot
 from metrics.rollups.sql import fetch, filters_sql, intervals_sql
 from metrics.rollups.watermark import read_marks
@@ -66,7 +67,8 @@ def python_counts(project, question: Question) -> dict[tuple, int]:
                                 **question.filters.dimensions)
     by = {product: value for product, value in nodes.values_list("product_id", question.by or "project_id")}
     found: dict = defaultdict(int)
-    fuses = Fuse.objects.filter(project=project, product_id__in=list(by)).values_list("product_id", "decision", "reason")
-    for product, decision, reason in fuses:
-        found[(by[product] if question.by else None, decision, reason[:REASON_LENGTH])] += 1
+    fuses = Fuse.objects.filter(project=project, product_id__in=list(by)).values_list(
+        "product_id", "decision", "reason_code", "reason")
+    for product, decision, code, reason in fuses:
+        found[(by[product] if question.by else None, decision, reason_key(code, reason))] += 1
     return dict(found)

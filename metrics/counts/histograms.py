@@ -39,7 +39,7 @@ def counts(project, question: Question, metric: str | None = None, use_rollups: 
 
 def add_rows(found: dict, question: Question, rows) -> None:
     for bucket, value, metric, bin_, n in rows:
-        start = question.start if bucket is None else max(bucket, question.start)
+        start = question.bucket_key(bucket)
         found[(start, value, metric)][bin_] += n
 
 
@@ -76,7 +76,7 @@ def python_counts(project, question: Question, metric: str | None) -> dict:
                                 **question.filters.dimensions)
     columns = ["timestamp", "confidence", "metrics", *([question.by] if question.by else [])]
     for timestamp, confidence, reported, *value in nodes.values_list(*columns).iterator():
-        start = question.start if not question.step else max(bucket_floor(timestamp, question.step), question.start)
+        start = question.bucket_key(bucket_floor(timestamp, question.step) if question.step else None)
         key = (start, value[0] if value else None)
         values = [(CONFIDENCE_METRIC, confidence)] if confidence is not None else []
         if isinstance(reported, dict):

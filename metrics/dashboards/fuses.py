@@ -1,8 +1,10 @@
 """Fuse decisions per agent and per round (accepted, downweighted, blocked),
-the top fuse reasons and the agents with the longest runs of fused nodes."""
+the top fuse reasons (by reason code where one was sent), the agents with the
+longest runs of fused nodes, what happened after fuses (retry success,
+escalations) and the effect of each fuse policy version."""
 
 from metrics import values
-from metrics.counts import fuse_reasons
+from metrics.counts import fuse_reasons, policy_versions
 from metrics.dashboards.series import label, totals_row
 from metrics.params import ChartParams
 from metrics.questions import Question
@@ -28,6 +30,9 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
              for row in agents if row["consecutive_fuses"]),
             key=lambda row: (-row["consecutive_fuses"], row["agent_id"]),
         )[:TOP],
+        "outcomes": values.window_values(project, params.start, params.end, params.filters,
+                                         ("retry_success_rate", "escalation_rate")),
+        "by_policy_version": policy_versions.compare(project, params.start, params.end, params.filters),
     }
 
 

@@ -48,6 +48,15 @@ BIN_WIDTH = 1 / BIN_SCALE
 METRIC_CLAMP = 1e12  # metric values are clamped so a bin always fits a bigint
 CONFIDENCE_METRIC = ""  # the histogram "metric" that is the node confidence
 REASON_LENGTH = 200  # fuse reasons are grouped on their first 200 characters
+# What a fuse decision's reason is grouped by: its reason code where one was
+# sent, else its text (the contract: "Fuse reasons are grouped by reason_code
+# where one is given").
+REASON_KEY = f"CASE WHEN f.reason_code <> '' THEN f.reason_code ELSE left(f.reason, {REASON_LENGTH}) END"
+
+
+def reason_key(reason_code: str, reason: str) -> str:
+    """REASON_KEY in Python (the SQLite path)."""
+    return reason_code or reason[:REASON_LENGTH]
 
 
 # An entry of Node.metrics is a metric value when it is a finite JSON number
@@ -112,6 +121,6 @@ def bin_sql(value: str) -> str:
 # Every fuse decision with the node it judges, by the node's hour and dimensions.
 FUSE_REASON_PAIRS = f"""
     SELECT n.project_id, date_trunc('hour', n.timestamp, 'UTC') AS hour, n.agent_id, n.step, n.source_type, n.round,
-           f.decision, left(f.reason, {REASON_LENGTH}) AS reason
+           f.decision, {REASON_KEY} AS reason
     FROM {FUSE} f JOIN {NODE} n ON n.project_id = f.project_id AND n.product_id = f.product_id
 """

@@ -102,11 +102,6 @@ def group_columns(question: Question) -> str:
     return f"{bucket} AS bucket, {value} AS value"
 
 
-def piece_key(question: Question, bucket: datetime | None) -> datetime:
-    """Buckets are UTC-aligned, except the first, which starts with the window."""
-    return question.start if bucket is None else max(bucket, question.start)
-
-
 def grouped_mask(question: Question, *extra: str) -> int:
     return mask_of([*extra, *question.filters.dimensions, *([question.by] if question.by else [])])
 
@@ -121,7 +116,7 @@ def add_rolled_sums(project, question, rolled, groups) -> None:
             [project.pk, grouped_mask(question), *filter_params, *range_params],
         )
         for bucket, value, *sums in cursor.fetchall():
-            group = groups[(piece_key(question, bucket), value)]
+            group = groups[(question.bucket_key(bucket), value)]
             for name, amount in zip(SUMS, sums):
                 group.sums[name] += amount
         if question.step == "hour" or not question.needs_traces:
@@ -144,7 +139,7 @@ def add_rolled_sums(project, question, rolled, groups) -> None:
             [project.pk, span_mask, *filter_params, *range_params],
         )
         for bucket, value, repeats, low_repeats in cursor.fetchall():
-            group = groups[(piece_key(question, bucket), value)]
+            group = groups[(question.bucket_key(bucket), value)]
             group.sums["traces"] -= repeats
             group.sums["low_traces"] -= low_repeats
 
@@ -174,7 +169,7 @@ def add_rolled_runs(project, question, rolled, groups) -> None:
         rows = cursor.fetchall()
     fetched = {(bucket, value, agent, hour) for bucket, value, hour, agent, *_ in rows}
     for bucket, value, hour, agent, nodes, prefix, suffix, best, previous in rows:
-        runs = groups[(piece_key(question, bucket), value)].runs[agent]
+        runs = groups[(question.bucket_key(bucket), value)].runs[agent]
         runs.append((hour, Run(nodes, prefix, suffix, best)))
         if previous is not None and (bucket, value, agent, previous) not in fetched:
             runs.append((previous, ONE_CLEAR))

@@ -58,8 +58,7 @@ def grouped(project, question: Question) -> dict[tuple, Totals]:
 
 
 def group_key(question: Question, bucket: datetime | None, value) -> tuple:
-    start = question.start if bucket is None else max(bucket_floor(bucket, question.step), question.start)
-    return start, value
+    return question.bucket_key(None if bucket is None else bucket_floor(bucket, question.step)), value
 
 
 def longest_fused_runs(question: Question, nodes: QuerySet, keys: list[str]) -> dict[tuple, int]:

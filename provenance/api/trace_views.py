@@ -6,7 +6,7 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from provenance import dag, reading
+from provenance import explorer, reading
 from provenance.api.params import timestamp_param
 from provenance.json_limits import clip_depth
 from provenance.models import Node, Review, Trace
@@ -116,37 +116,29 @@ class NodeDetailView(APIView):
         )
 
 
+def only(row: dict, *keys: str) -> dict:
+    return {key: row[key] for key in keys}
+
+
 class RootCauseView(APIView):
-    """`GET …/nodes/{product_id}/root-cause`."""
+    """`GET …/nodes/{product_id}/root-cause`: the page's answer, in the contract's fields."""
 
     def get(self, request, trace_id, product_id):
-        node = get_node(request, trace_id, product_id)
-        causes, path = dag.root_causes(request.user.project, node.product_id)
-        trace_ids = dict(Trace.objects.filter(pk__in={c.trace_pk for c in causes}).values_list("pk", "trace_id"))
-        return Response(
-            {
-                "product_id": node.product_id,
-                "root_causes": [
-                    {"product_id": c.product_id, "reason": c.reason, "confidence": c.confidence,
-                     "trace_id": trace_ids[c.trace_pk]}
-                    for c in causes
-                ],
-                "path": path,
-            }
-        )
+        answer = explorer.root_cause(request.user.project, get_node(request, trace_id, product_id))
+        return Response({
+            "product_id": answer["product_id"],
+            "root_causes": [only(c, "product_id", "reason", "confidence", "trace_id") for c in answer["root_causes"]],
+            "path": answer["path"],
+        })
 
 
 class ImpactView(APIView):
     """`GET …/nodes/{product_id}/impact`: every node that consumed it, transitively."""
 
     def get(self, request, trace_id, product_id):
-        node = get_node(request, trace_id, product_id)
-        found = dag.descendants(request.user.project, node.product_id)
-        trace_ids = dict(Trace.objects.filter(pk__in={n.trace_pk for n in found}).values_list("pk", "trace_id"))
-        return Response(
-            {
-                "product_id": node.product_id,
-                "descendants": [n.product_id for n in found],
-                "nodes": [{"product_id": n.product_id, "trace_id": trace_ids[n.trace_pk]} for n in found],
-            }
-        )
+        answer = explorer.impact(request.user.project, get_node(request, trace_id, product_id))
+        return Response({
+            "product_id": answer["product_id"],
+            "descendants": answer["descendants"],
+            "nodes": [only(n, "product_id", "trace_id") for n in answer["nodes"]],
+        })

@@ -21,6 +21,9 @@ What counts, where the contract leaves room:
 - fused_indirect_use: one finding per node that consumed at least one fused
   (blocked) node while being neither fused nor downweighted itself; the detail
   names the fused parents.
+- round_limit_exceeded: one finding per trace with a node whose round exceeds
+  the round limit (the fuse policy's default max_rounds, see provenance/limits.py),
+  naming its highest-round node.
 """
 
 from collections import Counter
@@ -48,7 +51,8 @@ STREAM_BATCH = 10_000
 INSERT_FINDING = f"INSERT INTO {FINDING} (report_id, project_id, kind, trace_id, product_id, detail) "
 
 
-def find_all(report_pk: int, project_pk: int, now: datetime, grace_seconds: int) -> None:
+def find_all(report_pk: int, project_pk: int, now: datetime, grace_seconds: int,
+             max_rounds: int | None = None) -> None:
     with connection.cursor() as cursor:
         if is_postgres():
             # The joins below hash a million-row table; the default 4 MB spills to disk.
@@ -57,6 +61,8 @@ def find_all(report_pk: int, project_pk: int, now: datetime, grace_seconds: int)
         find_orphans(cursor, report_pk, project_pk)
         find_fused_indirect_use(cursor, report_pk, project_pk)
         find_cycles(cursor, report_pk, project_pk)
+        if max_rounds is not None:
+            find_round_limit_exceeded(cursor, report_pk, project_pk, max_rounds)
 
 
 def find_broken_links(cursor, report_pk: int, project_pk: int, now: datetime, cutoff: datetime) -> None:
@@ -104,6 +110,19 @@ def find_fused_indirect_use(cursor, report_pk: int, project_pk: int) -> None:
         f"GROUP BY t.trace_id, c.product_id",
         [report_pk, project_pk, FindingKind.FUSED_INDIRECT_USE, project_pk,
          FuseDecision.BLOCK, FuseDecision.DOWNWEIGHT],
+    )
+
+
+def find_round_limit_exceeded(cursor, report_pk: int, project_pk: int, max_rounds: int) -> None:
+    limit = int(max_rounds)
+    cursor.execute(
+        INSERT_FINDING + f"SELECT %s, %s, %s, t.trace_id, n.product_id, "
+        f"'round ' || n.round || ' exceeds max_rounds {limit}' "
+        f"FROM {NODE} n JOIN {TRACE} t ON t.id = n.trace_id "
+        f"WHERE n.project_id = %s AND n.round > %s "
+        f"AND NOT EXISTS (SELECT 1 FROM {NODE} m WHERE m.trace_id = n.trace_id AND m.round > %s "
+        f"                AND (m.round > n.round OR (m.round = n.round AND m.id < n.id)))",
+        [report_pk, project_pk, FindingKind.ROUND_LIMIT_EXCEEDED, project_pk, limit, limit],
     )
 
 

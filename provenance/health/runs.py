@@ -13,6 +13,7 @@ from django.db import connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from provenance import limits
 from provenance.bulk import is_postgres
 from provenance.health import faults
 from provenance.health.schedule import due_projects, last_scheduled_run
@@ -47,7 +48,8 @@ def check_due(now: datetime | None = None) -> list[HealthReport]:
 
 def _run(project: Project, now: datetime) -> HealthReport:
     report = HealthReport.objects.create(project=project, checked_at=now, started_at=timezone.now())
-    faults.find_all(report.pk, project.pk, now, settings.HEALTH_BROKEN_LINK_GRACE_SECONDS)
+    faults.find_all(report.pk, project.pk, now, settings.HEALTH_BROKEN_LINK_GRACE_SECONDS,
+                    limits.round_limit(project.pk))
     found = dict(
         HealthFinding.objects.filter(report=report).order_by().values_list("kind").annotate(n=Count("pk"))
     )

@@ -13,8 +13,8 @@ SHA-256 of each full text).
 
 from django.db.models import Exists, OuterRef, Q
 
+from provenance.explorer_reads import final_answer_nodes
 from provenance.models import Edge, Escalation, FuseDecision, Node, Project, Review, Trace
-from provenance.reading import final_answer_nodes
 
 SUMMARY_CHARS = 280
 

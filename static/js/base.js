@@ -39,5 +39,32 @@
     connect(1000);
   }
 
-  window.Denoise = {el: el, liveSocket: liveSocket};
+  // Plotly reads every label (trace names, category values, text, hover
+  // text) as a small HTML dialect: `<a href>` becomes a link, `<b>` bold.
+  // Escaped, agent text stays literal. Every chart on every page goes
+  // through chartSafe (or chartText for labels it builds itself).
+  function chartText(value) {
+    return String(value).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+
+  const TEXT_KEYS = ["name", "text", "hovertext", "labels", "x", "y", "customdata"];
+
+  function escapeValues(value) {
+    if (typeof value === "string") return chartText(value);
+    if (Array.isArray(value)) return value.map(escapeValues);
+    return value;
+  }
+
+  // A copy of the traces with every string they would show escaped; numbers,
+  // dates as numbers and styling are left alone. Hover templates are ours,
+  // not data, and stay as written.
+  function chartSafe(traces) {
+    return traces.map(function (trace) {
+      const safe = Object.assign({}, trace);
+      TEXT_KEYS.forEach(function (key) { if (key in safe) safe[key] = escapeValues(safe[key]); });
+      return safe;
+    });
+  }
+
+  window.Denoise = {el: el, liveSocket: liveSocket, chartText: chartText, chartSafe: chartSafe};
 })();

@@ -20,10 +20,10 @@
       hovertemplate: "%{x} %{customdata}<br>" + label + ": %{y:.1f}%<extra></extra>",
     };
   }
-  Plotly.newPlot(target, [
+  Plotly.newPlot(target, Denoise.chartSafe([
     line("accuracy", "accuracy", "#1a9850"),
     line("intervention_rate", "intervention rate", "#3b5bdb"),
-  ], {
+  ]), {
     height: 300, margin: { t: 10, r: 10, b: 40, l: 50 },
     xaxis: { type: "category", title: { text: "run" } },
     yaxis: { title: { text: "%" }, range: [0, 105] },

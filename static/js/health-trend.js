@@ -19,7 +19,7 @@
       hovertemplate: "%{x}: %{y} " + kind[1].toLowerCase() + "<extra></extra>",
     };
   });
-  Plotly.newPlot(target, traces, {
+  Plotly.newPlot(target, Denoise.chartSafe(traces), {
     barmode: "stack", height: 280, margin: { t: 10, r: 10, b: 40, l: 50 },
     xaxis: { type: "category" },
     yaxis: { title: { text: "findings" }, rangemode: "tozero" },

@@ -26,5 +26,18 @@
     M.plot("chart-reasons", traces, { margin: { l: 220, r: 20, t: 10, b: 40 }, xaxis: { title: "decisions" },
                                       yaxis: { automargin: true } });
     M.fillTable("consecutive", data.consecutive_fuses.map(function (r) { return [r.agent_id, r.consecutive_fuses]; }));
+    const outcomes = document.getElementById("fuse-outcomes");
+    outcomes.replaceChildren();
+    [["Retry success rate", M.pct(data.outcomes.retry_success_rate)],
+     ["Escalations per trace", M.num(data.outcomes.escalation_rate)]].forEach(function ([title, value]) {
+      const card = M.el("div", { class: "metric-card" });
+      card.appendChild(M.el("div", { class: "name" }, title));
+      card.appendChild(M.el("div", { class: "value" }, value));
+      outcomes.appendChild(card);
+    });
+    M.fillTable("policy-versions", data.by_policy_version.map(function (r) {
+      return [r.policy_version === null ? "(none given)" : "v" + r.policy_version, r.decisions, r.nodes,
+              M.pct(r.fuse_rate), r.reviewed, M.pct(r.incorrect_rate), M.num(r.escalation_rate)];
+    }));
   });
 })();

@@ -34,14 +34,16 @@
     fresh: new Set(),
     gl: false,
     bound: false,
+    // What the reader asked to see: expanded clusters, nodes revealed out of
+    // their fold, and focus on one node's ancestry and consumers.
+    view: {expanded: new Set(), reveal: new Set(), focus: "", hops: "all"},
+    clusterOf: new Map(), // product id of a folded node -> its cluster's index
   };
 
   // ---- helpers -------------------------------------------------------------
 
   // Plotly reads labels as a small HTML dialect: escaped, agent text stays literal.
-  function plotlyText(value) {
-    return String(value).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-  }
+  const plotlyText = Denoise.chartText;
 
   function formatConfidence(value) {
     return value === null || value === undefined ? "unknown" : Number(value).toFixed(2);
@@ -101,6 +103,10 @@
   // ---- the graph -----------------------------------------------------------
 
   function nodeCount() { return state.graph.nodes.id.length; }
+  function externalCount() { return state.graph.external.id.length; }
+  // Vertices: drawn nodes, then external nodes, then clusters.
+  function firstCluster() { return nodeCount() + externalCount(); }
+  function isCluster(index) { return index >= firstCluster(); }
 
   function idAt(index) {
     const n = nodeCount();
@@ -108,8 +114,16 @@
   }
 
   function positionOf(index) {
-    const g = state.graph, n = nodeCount();
+    const g = state.graph, n = nodeCount(), c = firstCluster();
+    if (index >= c) return [g.clusters.x[index - c], g.clusters.y[index - c]];
     return index < n ? [g.nodes.x[index], g.nodes.y[index]] : [g.external.x[index - n], g.external.y[index - n]];
+  }
+
+  // The vertex a product id is drawn as: itself, or the cluster it is folded into.
+  function vertexOf(productId) {
+    if (state.indexOf.has(productId)) return state.indexOf.get(productId);
+    if (state.clusterOf.has(productId)) return firstCluster() + state.clusterOf.get(productId);
+    return undefined;
   }
 
   function index(graph) {
@@ -118,7 +132,9 @@
     graph.nodes.id.forEach(function (id, i) { state.indexOf.set(id, i); });
     const n = graph.nodes.id.length;
     graph.external.id.forEach(function (id, j) { state.indexOf.set(id, n + j); });
-    const total = n + graph.external.id.length;
+    state.clusterOf = new Map();
+    graph.hidden.id.forEach(function (id, k) { state.clusterOf.set(id, graph.hidden.cluster[k]); });
+    const total = n + graph.external.id.length + graph.clusters.id.length;
     state.parentsOf = Array.from({length: total}, function () { return []; });
     state.childrenOf = Array.from({length: total}, function () { return []; });
     for (let k = 0; k < graph.edges.length; k += 2) {
@@ -175,7 +191,8 @@
   function nodeTraces(size) {
     const g = state.graph.nodes, n = nodeCount();
     const dim = state.highlight ? state.highlight.nodes : null;
-    const labels = !state.gl && n <= 60;
+    // A folded drawing labels its clusters; its nodes tell who they are on hover.
+    const labels = !state.gl && n <= 60 && !state.graph.folded;
     const known = {x: [], y: [], color: [], symbol: [], size: [], lineWidth: [], lineColor: [], opacity: [], text: [], label: [], data: []};
     const unknown = {x: [], y: [], color: [], symbol: [], size: [], lineWidth: [], lineColor: [], opacity: [], text: [], label: [], data: []};
     for (let i = 0; i < n; i++) {
@@ -228,6 +245,39 @@
     };
   }
 
+  function clusterText(k) {
+    const c = state.graph.clusters;
+    const lines = ["<b>" + c.count[k].toLocaleString("en") + " nodes folded</b>",
+      c.agent[k] ? "agent: " + plotlyText(c.agent[k]) : "several agents"];
+    if (c.round[k]) lines.push("round " + plotlyText(c.round[k]));
+    lines.push("worst confidence: " + formatConfidence(c.worst[k]));
+    lines.push("from " + plotlyText(c.first[k]) + " to " + plotlyText(c.last[k]));
+    lines.push("no anomaly inside: fused, failed and low-confidence nodes are drawn on their own");
+    lines.push("<i>click to expand</i>");
+    return lines.join("<br>");
+  }
+
+  // Folded nodes: one square each, sized by how many it holds, colored by
+  // its worst confidence, labelled with its count.
+  function clusterTrace(size) {
+    const c = state.graph.clusters, first = firstCluster();
+    const dim = state.highlight ? state.highlight.nodes : null;
+    return {
+      name: "clusters", type: state.gl ? "scattergl" : "scatter", mode: state.gl ? "markers" : "markers+text",
+      x: c.x, y: c.y, customdata: c.id.map(function (_, k) { return first + k; }),
+      hovertext: c.id.map(function (_, k) { return clusterText(k); }), hoverinfo: "text", showlegend: false,
+      text: c.count.map(function (count) { return "×" + count.toLocaleString("en"); }),
+      textposition: "bottom center", textfont: {size: 10, color: "#475467"},
+      marker: {
+        symbol: "square", showscale: false, colorscale: state.graph.colorscale, cmin: 0, cmax: 1,
+        color: c.worst.map(function (w) { return w === null ? COLOR.unknown : w; }),
+        size: c.count.map(function (count) { return Math.round(size + 4 + Math.min(16, 4 * Math.log10(count))); }),
+        opacity: c.id.map(function (_, k) { return dim && !dim.has(first + k) ? 0.25 : 0.9; }),
+        line: {width: 1.5, color: "#344054"},
+      },
+    };
+  }
+
   function edgePairs() {
     const pairs = [], edges = state.graph.edges;
     for (let k = 0; k < edges.length; k += 2) pairs.push([edges[k], edges[k + 1]]);
@@ -244,6 +294,7 @@
       const h = state.highlight;
       const traces = [lineTrace("edges", edgePairs(), COLOR.edge, 1)];
       if (h) traces.push(lineTrace("highlight-edges", h.edges, h.kind === "cause" ? COLOR.cause : COLOR.impact, 3));
+      traces.push(clusterTrace(size));
       traces.push.apply(traces, nodeTraces(size));
       traces.push(externalTrace(size));
       base = {graph: state.graph, highlight: state.highlight, traces: traces};
@@ -252,7 +303,7 @@
   }
 
   function figureData() {
-    const size = markerSize(nodeCount() + state.graph.external.id.length);
+    const size = markerSize(nodeCount() + externalCount() + state.graph.clusters.id.length);
     const data = baseTraces(size);
     const h = state.highlight;
     if (h) {
@@ -269,13 +320,18 @@
     return data;
   }
 
+  // Column headers only where the columns are few enough to read them, each
+  // written where it starts; thousands of layers get no gridline each.
   function figureLayout() {
-    const labels = state.graph.layers;
+    const labels = state.graph.layers, few = state.graph.columns <= 40;
+    const ticks = [];
+    labels.forEach(function (label, column) { if (label && few) ticks.push(column); });
     return {
       margin: {l: 24, r: 24, t: 34, b: 16},
       xaxis: {
-        tickvals: labels.map(function (_, depth) { return depth; }), ticktext: labels.map(plotlyText), side: "top",
-        showgrid: true, gridcolor: "#f0f1f4", zeroline: false, tickfont: {size: 11, color: "#667085"},
+        tickvals: ticks, ticktext: ticks.map(function (column) { return plotlyText(labels[column]); }), side: "top",
+        showgrid: few, gridcolor: "#f0f1f4", zeroline: false, tickfont: {size: 11, color: "#667085"},
+        showticklabels: few,
       },
       yaxis: {visible: false, zeroline: false},
       dragmode: "pan", hovermode: "closest", showlegend: false,
@@ -291,6 +347,7 @@
     modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d", "toImage"],
   };
 
+  let drawCount = 0;
   function draw() {
     if (!state.graph) return Promise.resolve();
     return Plotly.react(plot, figureData(), figureLayout(), plotConfig).then(function () {
@@ -298,24 +355,149 @@
         state.bound = true;
         plot.on("plotly_click", function (event) {
           const point = event.points && event.points[0];
-          if (point && typeof point.customdata === "number") select(idAt(point.customdata));
+          if (!point || typeof point.customdata !== "number") return;
+          if (isCluster(point.customdata)) expand(point.customdata - firstCluster());
+          else select(idAt(point.customdata));
         });
+        plot.on("plotly_relayout", drawMinimapWindow);
       }
+      drawMinimap();
+      // For readers and tests: what is on screen now.
+      drawCount += 1;
+      plot.dataset.drawn = String(drawCount);
+      plot.dataset.markers = String(nodeCount() + externalCount());
+      plot.dataset.clusters = String(state.graph.clusters.id.length);
+      plot.dataset.folded = state.graph.folded ? "1" : "0";
+      plot.dataset.focus = state.graph.focus ? state.graph.focus.product_id : "";
     });
   }
 
+  function graphUrl() {
+    const params = new URLSearchParams();
+    state.view.expanded.forEach(function (id) { params.append("expand", id); });
+    state.view.reveal.forEach(function (id) { params.append("reveal", id); });
+    if (state.selected) params.append("reveal", state.selected);
+    if (state.view.focus) {
+      params.set("focus", state.view.focus);
+      params.set("hops", state.view.hops);
+    }
+    const query = params.toString();
+    return root.dataset.graphUrl + (query ? "?" + query : "");
+  }
+
+  function showSummary(summary) {
+    // The header follows live updates: min confidence, final answer, last activity.
+    const set = function (id, text) { const node = document.getElementById(id); if (node) node.textContent = text; };
+    set("stat-nodes", summary.node_count.toLocaleString("en"));
+    const min = document.getElementById("stat-min");
+    if (min) { clear(min); min.appendChild(confidenceChip(summary.min_confidence, summary.min_color)); }
+    const final = document.getElementById("stat-final");
+    if (final) {
+      clear(final);
+      if (summary.final_id === null) final.appendChild(el("span", "none", "—"));
+      else {
+        final.appendChild(confidenceChip(summary.final_confidence, summary.final_color));
+        if (summary.final_fused) final.appendChild(badge("fused", "fused"));
+      }
+    }
+    const fused = document.getElementById("stat-fused");
+    if (fused) {
+      clear(fused);
+      if (summary.fused_count) fused.appendChild(badge("✕ " + summary.fused_count, "fused"));
+      else fused.textContent = "0";
+    }
+    const errors = document.getElementById("stat-errors");
+    if (errors) {
+      clear(errors);
+      if (summary.error_count) errors.appendChild(badge(String(summary.error_count), "bad"));
+      else errors.textContent = "0";
+    }
+    if (summary.ended_at) set("stat-ended", summary.ended_at.replace("T", " ").replace(/\.\d+/, "").replace("Z", ""));
+  }
+
+  function showFoldState() {
+    const g = state.graph;
+    const note = document.getElementById("fold-note");
+    const drawn = nodeCount() + externalCount() + g.clusters.id.length;
+    note.hidden = !g.folded && !g.focus;
+    note.textContent = (g.focus ? "Focus on " + g.focus.product_id + ": " + g.focus.count.toLocaleString("en") + " of " +
+      g.total.toLocaleString("en") + " nodes" : g.total.toLocaleString("en") + " nodes") +
+      (g.folded ? ", folded into " + drawn.toLocaleString("en") + " marks" : "");
+    document.getElementById("unfold-reset").hidden = state.view.expanded.size === 0;
+    document.getElementById("focus-exit").hidden = !state.view.focus;
+  }
+
   function loadGraph() {
-    return fetchJSON(root.dataset.graphUrl).then(function (graph) {
-      const total = graph.nodes.id.length + graph.external.id.length;
+    return fetchJSON(graphUrl()).then(function (graph) {
+      const total = graph.nodes.id.length + graph.external.id.length + graph.clusters.id.length;
       state.gl = total > GL_THRESHOLD && webglAvailable();
       index(graph);
       statusBox.hidden = total > 0;
       if (!total) statusBox.textContent = "This trace has no nodes yet.";
       plot.dataset.renderer = state.gl ? "webgl" : "svg";
-      const count = document.getElementById("stat-nodes");
-      if (count) count.textContent = String(graph.nodes.id.length);
+      showSummary(graph.summary);
+      showFoldState();
       return draw();
     });
+  }
+
+  function reload() {
+    // Indices move with a new drawing: a highlight would point at the wrong ones.
+    state.highlight = null;
+    clearButton.hidden = true;
+    setActive(null);
+    return loadGraph();
+  }
+
+  function expand(k) {
+    state.view.expanded.add(state.graph.clusters.id[k]);
+    reload().then(function () { toast("Expanded " + state.graph.total.toLocaleString("en") + "-node trace: click Fold back to undo."); });
+  }
+
+  // ---- the minimap ---------------------------------------------------------
+
+  const minimap = document.getElementById("dag-minimap");
+
+  function drawMinimap() {
+    if (!minimap) return;
+    const g = state.graph;
+    const many = nodeCount() + externalCount() + g.clusters.id.length > 60;
+    minimap.hidden = !many;
+    if (!many) return;
+    const x = g.nodes.x.concat(g.external.x, g.clusters.x), y = g.nodes.y.concat(g.external.y, g.clusters.y);
+    const color = g.nodes.confidence.map(function (c) { return c === null ? 0.5 : c; })
+      .concat(g.external.x.map(function () { return 0.5; }), g.clusters.worst.map(function (w) { return w === null ? 0.5 : w; }));
+    Plotly.react(minimap, [{
+      type: state.gl ? "scattergl" : "scatter", mode: "markers", x: x, y: y, hoverinfo: "skip",
+      marker: {size: 3, color: color, colorscale: g.colorscale, cmin: 0, cmax: 1},
+    }], {
+      margin: {l: 2, r: 2, t: 2, b: 2}, xaxis: {visible: false, fixedrange: true}, yaxis: {visible: false, fixedrange: true},
+      showlegend: false, plot_bgcolor: "#fbfbfc", paper_bgcolor: "#fbfbfc", dragmode: false, shapes: [],
+    }, {displayModeBar: false, staticPlot: false, responsive: true}).then(function () {
+      if (!minimap.dataset.bound) {
+        minimap.dataset.bound = "1";
+        // A click on the overview centres the graph there, keeping the zoom.
+        minimap.addEventListener("click", function (event) {
+          const full = minimap._fullLayout, box = minimap.getBoundingClientRect();
+          if (!full) return;
+          const cx = full.xaxis.p2d(event.clientX - box.left - full.xaxis._offset);
+          const cy = full.yaxis.p2d(event.clientY - box.top - full.yaxis._offset);
+          const xr = plot._fullLayout.xaxis.range, yr = plot._fullLayout.yaxis.range;
+          const hw = (xr[1] - xr[0]) / 2, hh = (yr[1] - yr[0]) / 2;
+          Plotly.relayout(plot, {"xaxis.range": [cx - hw, cx + hw], "yaxis.range": [cy - hh, cy + hh]});
+        });
+      }
+      drawMinimapWindow();
+    });
+  }
+
+  function drawMinimapWindow() {
+    if (!minimap || minimap.hidden || !plot._fullLayout || !minimap._fullLayout) return;
+    const xr = plot._fullLayout.xaxis.range, yr = plot._fullLayout.yaxis.range;
+    Plotly.relayout(minimap, {shapes: [{
+      type: "rect", xref: "x", yref: "y", x0: xr[0], x1: xr[1], y0: yr[0], y1: yr[1],
+      line: {color: "#3b5bdb", width: 1}, fillcolor: "rgba(59,91,219,0.08)",
+    }]});
   }
 
   // ---- selection and the panel ---------------------------------------------
@@ -328,6 +510,11 @@
     if (redraw) draw();
     if (!(options && options.keepUrl)) {
       history.replaceState(null, "", "?" + new URLSearchParams({node: productId}).toString());
+    }
+    if (state.graph && !state.indexOf.has(productId) && state.clusterOf.has(productId)) {
+      // Folded away: draw it on its own, then select it.
+      state.view.reveal.add(productId);
+      reload();
     }
     const i = state.indexOf.get(productId);
     if (i !== undefined && i >= nodeCount()) {
@@ -465,7 +652,8 @@
   // A link to a node: in this trace it selects the node, elsewhere it opens its trace.
   function nodeLink(productId, traceId, url) {
     const link = el("a", "node-link", productId);
-    if (state.indexOf.has(productId) && !(traceId && traceId !== state.graph.trace_id)) {
+    const here = traceId ? traceId === state.graph.trace_id : (state.indexOf.has(productId) || state.clusterOf.has(productId));
+    if (here) {
       link.href = "?" + new URLSearchParams({node: productId}).toString();
       link.addEventListener("click", function (event) {
         event.preventDefault();
@@ -520,7 +708,26 @@
     return path; // from the cause down to the node
   }
 
+  // On a folded drawing: the path through the vertices its nodes are drawn as.
+  function highlightFoldedPath(answer) {
+    const nodes = new Set(), edges = [], causes = new Set();
+    let previous;
+    answer.path.forEach(function (id) {
+      const vertex = vertexOf(id);
+      if (vertex === undefined) return;
+      nodes.add(vertex);
+      if (previous !== undefined && previous !== vertex) edges.push([previous, vertex]);
+      previous = vertex;
+    });
+    answer.root_causes.forEach(function (cause) {
+      const vertex = vertexOf(cause.product_id);
+      if (vertex !== undefined) { causes.add(vertex); nodes.add(vertex); }
+    });
+    state.highlight = {kind: "cause", nodes: nodes, edges: edges, causes: causes};
+  }
+
   function highlightCauses(answer) {
+    if (state.graph.folded) { highlightFoldedPath(answer); return; }
     const start = state.indexOf.get(answer.product_id);
     const nodes = new Set(), edges = [], causes = new Set();
     function addPath(path) {
@@ -560,14 +767,21 @@
       list.appendChild(li);
     });
     show("np-cause-none", answer.root_causes.length === 0);
-    document.getElementById("np-cause-path").textContent = answer.path.length ? "path: " + answer.path.join(" → ") : "";
+    document.getElementById("np-cause-path").textContent = answer.path.length ? "path: " + pathText(answer.path_steps) : "";
+  }
+
+  // The path as its anomalous steps, the ordinary stretches between them folded.
+  function pathText(steps) {
+    return steps.map(function (step) {
+      return step.skipped ? "… " + step.skipped.toLocaleString("en") + " nodes …" : step.product_id;
+    }).join(" → ");
   }
 
   function highlightImpact(answer) {
-    const start = state.indexOf.get(answer.product_id);
+    const start = vertexOf(answer.product_id);
     const nodes = new Set();
     if (start !== undefined) nodes.add(start);
-    answer.descendants.forEach(function (id) { if (state.indexOf.has(id)) nodes.add(state.indexOf.get(id)); });
+    answer.descendants.forEach(function (id) { const v = vertexOf(id); if (v !== undefined) nodes.add(v); });
     const edges = edgePairs().filter(function (pair) { return nodes.has(pair[0]) && nodes.has(pair[1]); });
     state.highlight = {kind: "impact", nodes: nodes, edges: edges, causes: new Set()};
   }
@@ -627,16 +841,32 @@
   let refreshTimer = null;
   function scheduleRefresh() {
     clearTimeout(refreshTimer);
-    refreshTimer = setTimeout(function () {
-      loadGraph().then(function () {
-        // Indices moved with the new nodes: a highlight would point at the wrong ones.
-        state.highlight = null;
-        clearButton.hidden = true;
-        setActive(null);
-        return draw();
-      });
-    }, 300);
+    refreshTimer = setTimeout(reload, 300);
   }
+
+  // ---- focus and folding ---------------------------------------------------
+
+  const hopsSelect = document.getElementById("focus-hops");
+  document.getElementById("focus-on").addEventListener("click", function () {
+    if (!state.selected) { toast("Select a node first."); return; }
+    state.view.focus = state.selected;
+    state.view.hops = hopsSelect.value;
+    reload();
+  });
+  hopsSelect.addEventListener("change", function () {
+    if (!state.view.focus) return;
+    state.view.hops = hopsSelect.value;
+    reload();
+  });
+  document.getElementById("focus-exit").addEventListener("click", function () {
+    state.view.focus = "";
+    reload();
+  });
+  document.getElementById("unfold-reset").addEventListener("click", function () {
+    state.view.expanded.clear();
+    state.view.reveal.clear();
+    reload();
+  });
 
   Denoise.liveSocket(root.dataset.ws, liveBadge, function (message) {
     if (message.type !== "nodes.added") return;

@@ -18,12 +18,19 @@ def test_default_tiers(confidence, decision):
 
 def test_every_decision_says_why():
     fuse = ConfidenceFuse()
-    assert fuse.decide(0.42).reason == "confidence 0.42 below block threshold 0.50"
+    assert fuse.decide(0.42).reason == "confidence below the block threshold"
     assert fuse.decide(0.42).threshold == 0.5
-    assert fuse.decide(0.6).reason == "confidence 0.60 below accept threshold 0.80"
-    assert fuse.decide(0.9).reason == "confidence 0.90 meets accept threshold 0.80"
+    assert fuse.decide(0.6).reason == "confidence below the accept threshold"
+    assert fuse.decide(0.9).reason == "confidence meets the accept threshold"
+    assert [fuse.decide(c).reason_code for c in (0.42, 0.6, 0.9, None)] == [
+        "below_block", "below_accept", "meets_accept", "confidence_unknown"]
     assert fuse.decide(0.42).as_fuse() == {"decision": "block", "reason": fuse.decide(0.42).reason,
-                                           "threshold": 0.5}
+                                           "threshold": 0.5, "reason_code": "below_block"}
+
+
+def test_reasons_carry_no_numbers_so_they_group_by_kind():
+    fuse = ConfidenceFuse()
+    assert len({fuse.decide(c).reason for c in (0.1, 0.2, 0.33, 0.49)}) == 1
 
 
 def test_agent_types_have_their_own_thresholds_matched_by_prefix():
@@ -31,7 +38,8 @@ def test_agent_types_have_their_own_thresholds_matched_by_prefix():
                                          "retrieval_web": Thresholds(accept=0.95, block=0.8)})
     verdict = fuse.decide(0.65, agent_type="retrieval_agent_v2")
     assert verdict.decision == "block"
-    assert verdict.reason == "confidence 0.65 below block threshold 0.70 (retrieval)"
+    assert verdict.reason == "confidence below the block threshold (retrieval)"
+    assert verdict.threshold == 0.7
     assert fuse.decide(0.75, agent_type="retrieval_web_v1").decision == "block"  # the longest prefix wins
     assert fuse.decide(0.65, agent_type="summarizer").decision == "downweight"  # the default
 

@@ -41,7 +41,8 @@ def test_fuse_decisions_and_reviews_arrive(live_recorder, api):
     cause = api.get(f"/api/v1/traces/ticket-2/nodes/{answer.product_id}/root-cause").json()
     assert cause["root_causes"][0]["product_id"] == fragment.product_id
     node = api.get(f"/api/v1/traces/ticket-2/nodes/{fragment.product_id}").json()
-    assert node["fuses"][0]["reason"] == "confidence 0.55 below block threshold 0.60 (retrieval)"
+    assert node["fuses"][0]["reason"] == "confidence below the block threshold (retrieval)"
+    assert node["fuses"][0]["threshold"] == 0.6
     assert node["fuses"][0]["by_agent_id"] == "reasoning_agent"
     assert api.get(f"/api/v1/traces/ticket-2/nodes/{answer.product_id}").json()["reviews"][0]["verdict"] == "incorrect"
 

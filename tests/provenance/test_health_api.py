@@ -47,7 +47,8 @@ def test_findings_filter_by_kind(api, ingest):
     check()
     body = api.get("/api/v1/health/latest", {"kind": "cycle"}).json()
     assert [(f["kind"], f["product_id"]) for f in body["findings"]] == [("cycle", "s")]
-    assert body["counts"] == {"broken_link": 0, "orphan": 2, "cycle": 1, "fused_indirect_use": 0}
+    assert body["counts"] == {"broken_link": 0, "orphan": 2, "cycle": 1, "fused_indirect_use": 0,
+                              "round_limit_exceeded": 0}
 
 
 def test_an_unknown_kind_is_a_400_naming_the_field(api):

@@ -13,7 +13,7 @@ def test_the_command_checks_every_project_and_says_what_it_found(api, other_api,
     ingest(node_event("a", "t"), node_event("b", "t", parents=["gone"]))
     ingest(node_event("x", "u"), client=other_api)
     out = run("--now", "2099-01-01T00:00:00+00:00")
-    assert "acme: 2 findings (broken_link 1, orphan 1, cycle 0, fused_indirect_use 0) over 2 nodes" in out
+    assert "acme: 2 findings (broken_link 1, orphan 1, cycle 0, fused_indirect_use 0, round_limit_exceeded 0) over 2 nodes" in out
     assert "globex: 0 findings" in out
 
 

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.urls import NoReverseMatch
 from django.utils import timezone
 
-from demo import accounts, history, truth_sets
+from demo import accounts, history, policy_story, truth_sets
 from demo.local_server import serving
 from demo.noise import HistoryNoise
 from denoiseflow import Recorder
@@ -44,6 +44,7 @@ class Command(BaseCommand):
                                 backoff_base=0.2, max_backoff=2.0)
             filled = history.fill(recorder, noise, existing, scale)
             truth_sets.load(recorder)
+            policy_story.tell(recorder, access.project, noise.now, scale)
             delivered = recorder.close(timeout=300)
         phases["history"] = time.monotonic() - started - sum(phases.values())
         stats = recorder.stats()

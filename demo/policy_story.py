@@ -1,0 +1,121 @@
+"""The fuse loop in the demo: agents read their thresholds from the central
+policy, retry upstream with the fuse reason, escalate to a person after
+repeated fuses; a policy change partway through the history (a stricter
+retrieval block threshold relaxed from Calibration) visibly lowers the fuse
+rate, and the newest escalations wait in the inbox.
+
+Runs once per project: a second `load_demo` finds the demo's policy versions
+and adds nothing.
+"""
+
+import random
+from datetime import datetime, timedelta
+
+import denoiseflow
+from denoiseflow import ConfidenceFuse, Output, Policy
+from policy import store
+from policy.document import parse_document
+from policy.models import PolicySource, PolicyVersion
+
+EVERY = timedelta(minutes=40)
+SPAN = timedelta(days=3)
+CHANGE_BEFORE_NOW = timedelta(hours=30)
+OPEN_FOR = timedelta(hours=6)  # escalations newer than this are left for the inbox
+STUCK = 3
+STRICT = {"default": {"accept": 0.8, "block": 0.5, "max_rounds": 5, "max_retries": 2, "escalate_after": 3,
+                      "by_agent_type": {"retrieval": {"accept": 0.8, "block": 0.6}},
+                      "by_step": {"refund_decision": {"accept": 0.9, "block": 0.7}}}}
+RELAXED = {"default": {**STRICT["default"], "by_agent_type": {"retrieval": {"accept": 0.75, "block": 0.45}}}}
+FRAGMENTS = [
+    "Refunds are issued within 14 days of the return reaching the warehouse.",
+    "Express orders ship within 24 hours on working days.",
+    "Damaged items can be replaced or refunded; photos help the claim.",
+    "A double charge is reversed automatically within 5 working days.",
+]
+
+
+def tell(recorder, project, now: datetime, scale: float = 1.0) -> int:
+    """Records the story's tickets through `recorder`; how many it recorded."""
+    if PolicyVersion.objects.filter(project=project, source=PolicySource.DEMO).exists():
+        return 0
+    start, change = now - SPAN, now - CHANGE_BEFORE_NOW
+    before = version(project, STRICT, "demo agents start strict: retrieval block 0.6", "demo", start)
+    after = version(project, RELAXED, "retrieval block 0.45 from Calibration ROC (AUC 0.83, Youden's J 0.52, "
+                                      "212 reviews): 0.6 fused good fragments", "mia", change)
+    moments, moment = [], start + timedelta(minutes=7)
+    while moment < now - timedelta(minutes=5):
+        moments.append(moment)
+        moment += EVERY / scale
+    for index, moment in enumerate(moments):
+        # The newest few tickets stump the retriever: their escalations wait in the inbox.
+        stuck = index >= len(moments) - STUCK
+        ticket(recorder, f"story-{moment:%Y%m%d-%H%M}", moment, after if moment >= change else before, now, stuck)
+    runaway(recorder, now - timedelta(hours=9))
+    return len(moments)
+
+
+def version(project, profiles: dict, note: str, who: str, at: datetime) -> store.Policy:
+    profiles, note = parse_document({"profiles": profiles, "note": note})
+    return store.replace(project, profiles, note, who, PolicySource.DEMO, at=at)
+
+
+def ticket(recorder, trace_id: str, at: datetime, current: store.Policy, now: datetime, stuck: bool) -> None:
+    rng = random.Random(trace_id)
+    clock = Clock(at, rng)
+    fuse = ConfidenceFuse(policy=Policy(current.version, current.profiles))
+    question = recorder.record(trace_id, "gateway", "Where is my refund?", source_type="user_input",
+                               step="user_input", timestamp=clock(), round=1)
+    recent = now - at < OPEN_FOR
+    hard = stuck or rng.random() < 0.08
+    base = rng.uniform(0.3, 0.95)
+
+    def retrieve(feedback):
+        # Told why it was fused, the retriever narrows its query: usually better.
+        if hard:
+            confidence = rng.uniform(0.1, 0.35)
+        elif feedback is None:
+            confidence = base
+        else:
+            confidence = min(0.97, base + rng.uniform(0.05, 0.4)) if rng.random() < 0.68 else rng.uniform(0.2, 0.5)
+        text = rng.choice(FRAGMENTS) if feedback is None else f"{rng.choice(FRAGMENTS)} (query narrowed: {feedback.reason_code})"
+        return Output(text, round(confidence, 3), metrics={"retrieval_similarity": round(confidence, 3)})
+
+    result = denoiseflow.guard(retrieve, consumer="reasoning_agent", trace_id=trace_id, agent_id="retrieval_agent_v2",
+                               step="retrieval", source_type="retrieval", parent_ids=[question], fuse=fuse,
+                               recorder=recorder, clock=clock)
+    if result.needs_person:
+        if not recent:
+            recorder.review(trace_id, rng.choice(["correct", "incorrect"]), result.node,
+                            "checked by support after escalation", timestamp=clock(120, 900))
+        return
+    confidence = round(min(0.98, (result.verdict.confidence or 0.5) * rng.uniform(0.9, 1.1)), 3)
+    answer = recorder.record(trace_id, "responder", "Your refund is on its way.", source_type="final_answer",
+                             step="final_answer", parent_ids=[question, result.node], confidence=confidence,
+                             round=result.attempts, timestamp=clock())
+    if not recent and rng.random() < 0.5:
+        correct = rng.random() < confidence
+        recorder.review(trace_id, "correct" if correct else "incorrect", answer, "", timestamp=clock(60, 600))
+
+
+def runaway(recorder, at: datetime) -> None:
+    """An agent without the ladder, looping past the round limit (the health
+    check's round_limit_exceeded, the round_limit_breaches metric)."""
+    trace_id = f"story-runaway-{at:%Y%m%d-%H%M}"
+    clock = Clock(at, random.Random(trace_id))
+    parent = recorder.record(trace_id, "gateway", "Cancel my order and refund me", source_type="user_input",
+                             timestamp=clock(), round=1)
+    for round_ in range(1, 8):
+        parent = recorder.record(trace_id, "planner_agent", f"plan, round {round_}", step="planning",
+                                 source_type="reasoning", parent_ids=[parent], confidence=0.42, round=round_,
+                                 timestamp=clock())
+
+
+class Clock:
+    """Timestamps a little apart, from `at` on."""
+
+    def __init__(self, at: datetime, rng: random.Random):
+        self.moment, self.rng = at, rng
+
+    def __call__(self, low: float = 0.3, high: float = 2.0) -> datetime:
+        self.moment += timedelta(seconds=self.rng.uniform(low, high))
+        return self.moment

@@ -1,0 +1,150 @@
+"""A 5,000-node multi-agent run in Chromium at 1440×900: it opens folded and
+readable, a cluster expands on click, focus mode keeps only the ancestry, and
+"Why is this wrong?" on the final answer names the root cause thousands of
+nodes upstream with the distance folded."""
+
+import pytest
+
+from demo.large_run import large_run_events
+from tests.browser.conftest import screenshot, sign_in
+
+pytestmark = pytest.mark.browser
+
+SCREEN_POSITION = """([x, y]) => {
+  const gd = document.getElementById("dag");
+  const box = gd.getBoundingClientRect();
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+  return [box.left + xa._offset + xa.d2p(x), box.top + ya._offset + ya.d2p(y)];
+}"""
+
+DRAWN = """() => {
+  const gd = document.getElementById("dag");
+  const of = (name) => gd.data.find((t) => t.name === name) || {x: [], customdata: []};
+  const clusters = of("clusters");
+  return {
+    markers: gd.data.filter((t) => t.name.startsWith("nodes")).reduce((n, t) => n + t.x.length, 0),
+    clusters: clusters.x.map((x, k) => ({x: x, y: clusters.y[k], text: clusters.text[k]})),
+    drawn: Number(gd.dataset.drawn),
+  };
+}"""
+
+# Every label Plotly drew in the SVG, as boxes on the screen.
+LABEL_BOXES = """() => Array.from(document.querySelectorAll("#dag .textpoint text"))
+  .filter((t) => t.textContent.trim())
+  .map((t) => { const r = t.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom, t.textContent]; })"""
+
+
+def overlapping(boxes):
+    pairs = []
+    for k, a in enumerate(boxes):
+        for b in boxes[k + 1:]:
+            if a[0] < b[2] - 1 and b[0] < a[2] - 1 and a[1] < b[3] - 1 and b[1] < a[3] - 1:
+                pairs.append((a[4], b[4]))
+    return pairs
+
+
+def drawn_after(page, count: int) -> None:
+    page.wait_for_function("(n) => Number(document.getElementById('dag').dataset.drawn || 0) > n", arg=count)
+
+
+def drawn_count(page) -> int:
+    return int(page.get_attribute("#dag", "data-drawn") or 0)
+
+
+@pytest.fixture
+def big_run(asgi_live_server, tenant):
+    _, key, _ = tenant
+    events = large_run_events("run-5k", 5000)
+    for start in range(0, len(events), 1000):
+        asgi_live_server.ingest(key, *events[start:start + 1000])
+    return events
+
+
+def open_trace(page, server, query=""):
+    page.set_viewport_size({"width": 1440, "height": 900})
+    sign_in(page, server)
+    page.goto(f"{server.url}/p/acme/traces/run-5k/{query}")
+    page.wait_for_selector("#dag[data-drawn]")
+
+
+def test_a_5000_node_run_opens_folded_and_readable(asgi_live_server, big_run, watched_page):
+    page, server = watched_page, asgi_live_server
+    open_trace(page, server)
+    assert page.get_attribute("#dag", "data-folded") == "1"
+    drawn = page.evaluate(DRAWN)
+    assert 10 <= len(drawn["clusters"]) and drawn["markers"] + len(drawn["clusters"]) <= 150
+    assert all(cluster["text"].startswith("×") for cluster in drawn["clusters"])
+    # Anomalies are never folded away: the low-confidence fragment and every fused one are drawn.
+    graph = page.evaluate("() => fetch(document.getElementById('trace-explorer').dataset.graphUrl).then((r) => r.json())")
+    anomalous = {e["body"]["product_id"] for e in big_run if e["type"] == "node"
+                 and e["body"].get("confidence", 1) < 0.5}
+    assert anomalous <= set(graph["nodes"]["id"])
+    assert sum(graph["clusters"]["count"]) + len(graph["nodes"]["id"]) == 5000
+    assert overlapping(page.evaluate(LABEL_BOXES)) == []
+    assert "4,990" not in page.locator(".graph-toolbar").inner_text()
+    assert "5,000 nodes, folded into" in page.locator("#fold-note").inner_text()
+    assert page.locator("#dag-minimap").is_visible()
+    screenshot(page, "trace-large-folded.png")
+
+    # A click on a cluster expands it in place.
+    before = drawn_count(page)
+    biggest = max(drawn["clusters"], key=lambda c: int(c["text"][1:].replace(",", "")))
+    x, y = page.evaluate(SCREEN_POSITION, [biggest["x"], biggest["y"]])
+    page.mouse.click(x, y)
+    drawn_after(page, before)
+    expanded = page.evaluate(DRAWN)
+    assert expanded["markers"] > drawn["markers"]
+    assert biggest not in expanded["clusters"]
+    assert page.locator("#unfold-reset").is_visible()
+    assert page.problems == []
+
+
+def test_why_is_the_final_answer_wrong_on_5000_nodes(asgi_live_server, big_run, watched_page):
+    page, server = watched_page, asgi_live_server
+    open_trace(page, server, "?node=final")
+    page.wait_for_function("() => document.getElementById('np-title').textContent === 'final'")
+    page.click("#why-wrong")
+    causes = page.locator("#np-cause-list")
+    causes.locator("text=frag-c").wait_for()
+    assert "low confidence" in causes.inner_text()
+    path = page.locator("#np-cause-path").text_content()
+    # The anomalous steps with the folded distance between them, not 5,000 ids.
+    assert path.startswith("path: frag-c → … ") and path.endswith(" → final")
+    assert "reason-12-15" in path and " nodes … " in path
+    assert len(path) < 400
+    page.wait_for_function("() => document.getElementById('dag').data.some((t) => t.name === 'root-causes')")
+    screenshot(page, "trace-large-root-cause.png")
+    assert page.problems == []
+
+
+def test_focus_mode_shows_only_the_ancestry(asgi_live_server, big_run, watched_page):
+    page, server = watched_page, asgi_live_server
+    # A node folded inside a cluster: opening it reveals it.
+    open_trace(page, server, "?node=reason-50-10")
+    page.wait_for_function("() => document.getElementById('np-title').textContent === 'reason-50-10'")
+    before = drawn_count(page)
+    page.select_option("#focus-hops", "2")
+    page.click("#focus-on")
+    drawn_after(page, before)
+    assert page.get_attribute("#dag", "data-focus") == "reason-50-10"
+    ids = page.evaluate("() => document.getElementById('dag').data.filter((t) => t.name.startsWith('nodes'))"
+                        ".flatMap((t) => t.hovertext.map((h) => h.split('</b>')[0].replace('<b>', '')))")
+    assert sorted(ids) == sorted(f"reason-50-{j}" for j in (8, 9, 10, 11, 12))
+    assert page.get_attribute("#dag", "data-clusters") == "0"
+
+    # More hops, then all of them: still nothing but ancestors and consumers.
+    before = drawn_count(page)
+    page.select_option("#focus-hops", "all")
+    drawn_after(page, before)
+    graph = page.evaluate("() => fetch(document.getElementById('trace-explorer').dataset.graphUrl"
+                          " + '?focus=reason-50-10&hops=all').then((r) => r.json())")
+    everything = set(graph["nodes"]["id"]) | set(graph["hidden"]["id"])
+    assert "reason-50-10" in everything and "final" in everything and "frag-c" in everything
+    # Fragments fused in earlier rounds fed nothing that led here, and consumed nothing that came from here.
+    fused_before = {f"frag-{r}-5" for r in (4, 13, 22, 31, 40, 49)}
+    assert fused_before <= {e["body"]["product_id"] for e in big_run if e["type"] == "fuse"}
+    assert not everything & fused_before
+    assert len(everything) < 5000
+    page.click("#focus-exit")
+    page.wait_for_function("() => document.getElementById('dag').dataset.focus === ''")
+    assert page.problems == []

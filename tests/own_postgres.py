@@ -1,0 +1,50 @@
+"""A PostgreSQL server of the test's own (initdb in a temporary directory, its
+own port), for tests that stop the database: never the shared one."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from tests.serving import free_port
+
+BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)), None)
+
+
+def as_postgres(*command: str) -> list[str]:
+    # initdb and postgres refuse to run as root.
+    return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else list(command)
+
+
+class OwnPostgres:
+    def __init__(self):
+        if BIN is None or shutil.which("runuser") is None and os.geteuid() == 0:
+            raise RuntimeError("PostgreSQL server binaries are not installed")
+        self.dir = Path(tempfile.mkdtemp(prefix="denoise-own-pg-"))
+        os.chmod(self.dir, 0o777)
+        self.data = self.dir / "data"
+        self.port = free_port()
+        self.url = f"postgres://postgres@127.0.0.1:{self.port}/denoise_outage"
+        subprocess.run(as_postgres(str(BIN / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust",
+                                   "--no-sync", "-E", "UTF8"), check=True, capture_output=True)
+
+    def start(self):
+        options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
+        subprocess.run(as_postgres(str(BIN / "pg_ctl"), "-D", str(self.data), "-o", options, "-l",
+                                   str(self.dir / "server.log"), "-w", "-t", "60", "start"),
+                       check=True, capture_output=True)
+
+    def stop(self):
+        # fast: clients are disconnected at once, as when a database server goes away.
+        subprocess.run(as_postgres(str(BIN / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "-t", "60",
+                                   "stop"), check=True, capture_output=True)
+
+    def create_database(self):
+        subprocess.run(as_postgres(str(BIN / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres",
+                                   "denoise_outage"), check=True, capture_output=True)
+
+    def destroy(self):
+        subprocess.run(as_postgres(str(BIN / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"),
+                       capture_output=True)
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,0 +1,85 @@
+"""A large trace's graph data opens folded: anomalies on their own, everything
+else in clusters with count and worst confidence; clusters expand; focus keeps a
+node's ancestors and consumers within N hops; the root-cause path folds too."""
+
+import pytest
+
+from demo.large_run import large_run_events
+
+
+@pytest.fixture
+def run(ingest):
+    events = large_run_events("run", 1200)
+    for start in range(0, len(events), 1000):
+        ingest(*events[start:start + 1000])
+    return events
+
+
+def graph(member, query=""):
+    response = member.get(f"/p/acme/traces/run/graph.json{query}")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def test_a_large_trace_opens_folded_with_every_anomaly_drawn(member, run):
+    g = graph(member)
+    assert g["folded"] is True and g["total"] == 1200
+    drawn = set(g["nodes"]["id"])
+    low = {e["body"]["product_id"] for e in run if e["type"] == "node" and e["body"].get("confidence", 1) < 0.5}
+    assert low and low <= drawn
+    assert "final" in drawn
+    assert len(drawn) + len(g["clusters"]["id"]) <= 120
+    assert sum(g["clusters"]["count"]) + len(drawn) == 1200
+    assert sorted(g["hidden"]["id"]) == sorted({e["body"]["product_id"] for e in run if e["type"] == "node"} - drawn)
+    confidence = {e["body"]["product_id"]: e["body"].get("confidence") for e in run if e["type"] == "node"}
+    for k, cluster in enumerate(g["hidden"]["cluster"]):
+        assert confidence[g["hidden"]["id"][k]] >= g["clusters"]["worst"][cluster]
+    # Every drawn edge joins two different columns or a node drawn on its own.
+    assert len(g["edges"]) % 2 == 0
+    assert g["summary"]["final_id"] == "final" and g["summary"]["node_count"] == 1200
+
+
+def test_an_expanded_cluster_is_drawn_node_by_node(member, run):
+    g = graph(member)
+    biggest = max(range(len(g["clusters"]["id"])), key=lambda k: g["clusters"]["count"][k])
+    key, count = g["clusters"]["id"][biggest], g["clusters"]["count"][biggest]
+    opened = member.get("/p/acme/traces/run/graph.json", {"expand": key}).json()
+    assert key not in opened["clusters"]["id"]
+    assert len(opened["nodes"]["id"]) == len(g["nodes"]["id"]) + count
+    assert opened["clusters"]["id"] == [c for c in g["clusters"]["id"] if c != key]
+
+
+def test_a_revealed_node_is_drawn_out_of_its_fold(member, run):
+    g = graph(member)
+    hidden = g["hidden"]["id"][0]
+    shown = member.get("/p/acme/traces/run/graph.json", {"reveal": hidden}).json()
+    assert hidden in shown["nodes"]["id"] and hidden not in shown["hidden"]["id"]
+
+
+def test_focus_keeps_ancestors_and_consumers_within_the_hops(member, run):
+    g = graph(member, "?focus=reason-5-10&hops=2")
+    assert sorted(g["nodes"]["id"]) == sorted(f"reason-5-{j}" for j in (8, 9, 10, 11, 12))
+    assert g["focus"] == {"product_id": "reason-5-10", "hops": 2, "count": 5}
+    assert g["folded"] is False
+    everything = graph(member, "?focus=final&hops=all")
+    ids = set(everything["nodes"]["id"]) | set(everything["hidden"]["id"])
+    assert "frag-c" in ids and "frag-4-5" not in ids  # a fused fragment nobody consumed
+
+
+@pytest.mark.parametrize("query", ["?hops=0", "?hops=many", "?fold=yes", "?hops=-1"])
+def test_malformed_view_parameters_are_a_clear_400(member, run, query):
+    response = member.get(f"/p/acme/traces/run/graph.json{query}")
+    assert response.status_code == 400
+    assert response.json()["error"]
+
+
+def test_the_root_cause_path_folds_its_ordinary_stretches(member, run):
+    answer = member.get("/p/acme/traces/run/root-cause.json?id=final").json()
+    assert [c["product_id"] for c in answer["root_causes"]] == ["frag-c"]
+    steps = answer["path_steps"]
+    assert steps[0] == {"product_id": "frag-c", "reason": "low_confidence"}
+    assert steps[-1] == {"product_id": "final", "reason": None}
+    assert any("skipped" in step for step in steps)
+    skipped = sum(step.get("skipped", 0) for step in steps)
+    named = sum(1 for step in steps if "product_id" in step)
+    assert skipped + named == len(answer["path"])
