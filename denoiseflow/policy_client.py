@@ -20,6 +20,7 @@ import urllib.request
 from dataclasses import dataclass, field
 
 from denoiseflow.thresholds import DEFAULT_PROFILE, Resolved, resolve
+from denoiseflow.version import USER_AGENT
 
 logger = logging.getLogger("denoiseflow")
 
@@ -77,7 +78,7 @@ class PolicyClient:
         """Asks the dashboard now; True if it answered (a new policy or 304)."""
         current = self._policy
         headers = {"Authorization": f"Bearer {self.api_key}", "Accept": "application/json",
-                   "User-Agent": "denoiseflow"}
+                   "User-Agent": USER_AGENT}
         if current.etag:
             headers["If-None-Match"] = current.etag
         request = urllib.request.Request(self.url + POLICY_PATH, headers=headers, method="GET")

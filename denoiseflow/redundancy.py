@@ -308,7 +308,7 @@ def run_redundant(
     finish within `timeout` seconds, or fails `validate` is a failed vote.
     Without agreement the answer is `fallback(successful answers)`, or None.
 
-    With `validate` (fails by returning False or raising) and/or
+    With `validate` (a predicate: false, `(False, reason)` or raising fails) and/or
     `confidence_of(answer) -> float`, the step runs once first and that answer
     is returned if it validates and its confidence reaches `min_confidence`;
     otherwise the remaining n - 1 samples run and vote (`path == "sampled"`).

@@ -1,7 +1,10 @@
 """Checks an output must pass before it is trusted without a vote.
 
-A validator is any callable taking the output: it fails by returning False or
-by raising (best: `Invalid` with a reason); anything else passes. The helpers
+A validator is any callable taking the output, a predicate: it passes by
+returning something true (`True`, a parsed model) and fails by returning
+something false (`False`, `None`, an empty match), `(False, "reason")`, or by
+raising (best: `Invalid` with a reason). A validator that says nothing fails:
+an unchecked output must never skip the vote. The helpers
 here build the usual ones — a JSON-schema-like shape, enum membership, a
 numeric range — and name what failed, so the recorder can say why the
 expensive path ran.
@@ -31,7 +34,9 @@ def outcome(validate: Callable, output) -> str | None:
         verdict = validate(output)
     except Exception as error:  # a validator that breaks on odd output is a failed validation
         return str(error) or type(error).__name__
-    return "validator returned False" if verdict is False else None
+    if isinstance(verdict, tuple) and len(verdict) == 2 and isinstance(verdict[0], bool):
+        return None if verdict[0] else str(verdict[1] or "validator returned False")
+    return None if verdict else f"validator returned {verdict!r}"[:200]
 
 
 def parsed(output):

@@ -102,3 +102,11 @@ def test_validate_first_with_an_async_step():
 
     result = asyncio.run(main())
     assert result.path == "sampled" and len(bad.calls) == 4 and result.answer is None
+
+
+def test_a_validator_is_a_predicate_and_silence_is_failure():
+    assert df.run_redundant(lambda: "A-17", validate=lambda out: out.startswith("A-")).path == "validated"
+    rejected = df.run_redundant(lambda: "B-17", n=2, validate=lambda out: (out.startswith("A-"), "not an order id"))
+    assert rejected.path == "sampled" and rejected.validation_error == "not an order id"
+    silent = df.run_redundant(lambda: "A-17", n=2, validate=lambda out: None)
+    assert silent.path == "sampled" and silent.validation_error == "validator returned None"
