@@ -108,6 +108,7 @@ class _Streaks:
 
 STREAKS = _Streaks()
 _PLAIN_FUSES: dict[str, ConfidenceFuse] = {}
+_LIMITS: dict[tuple, tuple] = {}  # (policy copy id, profile, overrides) -> (that copy, Limits)
 
 
 def as_output(value) -> Output:
@@ -123,13 +124,30 @@ def as_output(value) -> Output:
 
 
 def limits_of(fuse: ConfidenceFuse, max_retries, escalate_after, max_rounds) -> Limits:
-    profile = fuse.policy.get().profile(fuse.profile) if fuse.policy is not None else {}
+    """The profile's limits unless given; kept per policy copy (guard is on the hot path)."""
+    current = fuse.policy.get() if fuse.policy is not None else None
+    key = (id(current), fuse.profile, max_retries, escalate_after, max_rounds)
+    found = _LIMITS.get(key)
+    if found is not None and found[0] is current:
+        return found[1]
+    profile = current.profile(fuse.profile) if current is not None else {}
 
     def pick(given, name, default):
         return given if given is not None else profile.get(name, default)
 
-    return Limits(pick(max_retries, "max_retries", 2), pick(escalate_after, "escalate_after", 3),
-                  pick(max_rounds, "max_rounds", 5))
+    limits = Limits(pick(max_retries, "max_retries", 2), pick(escalate_after, "escalate_after", 3),
+                    pick(max_rounds, "max_rounds", 5))
+    if len(_LIMITS) > 256:
+        _LIMITS.clear()
+    _LIMITS[key] = (current, limits)
+    return limits
+
+
+def is_async(function) -> bool:
+    code = getattr(function, "__code__", None)
+    if code is not None:
+        return bool(code.co_flags & inspect.CO_COROUTINE)
+    return function is not None and inspect.iscoroutinefunction(function)
 
 
 def guard(produce: Callable, *, consumer: str, trace_id: str, agent_id: str, step: str = "",
@@ -144,7 +162,7 @@ def guard(produce: Callable, *, consumer: str, trace_id: str, agent_id: str, ste
     limits = limits_of(fuse, max_retries, escalate_after, max_rounds)
     ladder = _ladder(fuse, limits, _Events(recorder or get_recorder(), trace_id, consumer, clock), agent_id, step,
                      source_type, [str(p) for p in parent_ids], cross_check is not None, round)
-    if inspect.iscoroutinefunction(produce) or inspect.iscoroutinefunction(cross_check):
+    if is_async(produce) or is_async(cross_check):
         return _drive_async(ladder, produce, cross_check)
     return _drive(ladder, produce, cross_check)
 

@@ -48,7 +48,7 @@ def page(request, queryset) -> tuple[list, dict]:
     """`?limit=&offset=` over a list answer; the next page is in a `Link` header,
     the total in `X-Total-Count`, so the body stays the plain list the contract shows."""
     limit = int_param(request, "limit", DEFAULT_PAGE, 1, MAX_PAGE)
-    offset = int_param(request, "offset", 0)
+    offset = int_param(request, "offset", 0, maximum=10**9)
     rows = list(queryset[offset: offset + limit + 1])
     headers = {}
     if len(rows) > limit:

@@ -101,8 +101,9 @@ def _items_and_seen(run: Run, item_ids: list[str]) -> tuple[dict, set]:
             [run.dataset_id, run.dataset_version, run.dataset_version, *params],
         )
         items = {
-            item_id: {"kind": kind, "expected": None if expected is None else orjson.loads(expected),
-                      "tolerance": None if tolerance is None else orjson.loads(tolerance)}
+            # json, not orjson: an integer beyond 64 bits must stay exact for the judge.
+            item_id: {"kind": kind, "expected": None if expected is None else json.loads(expected),
+                      "tolerance": None if tolerance is None else json.loads(tolerance)}
             for item_id, kind, expected, tolerance in cursor.fetchall()
         }
         membership, params = in_list(list(items))

@@ -34,11 +34,18 @@ def dataset_name(value, field: str = "name") -> str:
     return value
 
 
+def no_nul(value: str, field: str) -> str:
+    if "\x00" in value:
+        raise Invalid(field, "must not contain NUL (\\u0000) characters")
+    return value
+
+
 def text(value, field: str, max_length: int = MAX_TEXT, *, required: bool = False) -> str:
     if value is None and not required:
         return ""
     if not isinstance(value, str):
         raise Invalid(field, "must be a string")
+    no_nul(value, field)
     if required and not value.strip():
         raise Invalid(field, "must not be empty")
     if len(value) > max_length:
@@ -58,11 +65,15 @@ def batch(data, key: str, max_length: int = MAX_BATCH) -> list:
 
 
 def finite_json(value, field: str):
-    """JSON values only: NaN and infinities have no JSON spelling."""
+    """JSON values the database can keep: NaN and infinities have no JSON
+    spelling, and PostgreSQL text and jsonb hold no NUL character."""
     if isinstance(value, float) and not math.isfinite(value):
         raise Invalid(field, "must be a finite number")
+    if isinstance(value, str):
+        no_nul(value, field)
     if isinstance(value, dict):
         for key, inner in value.items():
+            no_nul(key, field)
             finite_json(inner, f"{field}.{key}")
     elif isinstance(value, list):
         for index, inner in enumerate(value):
@@ -115,6 +126,7 @@ def item(data, field: str) -> dict:
         raise Invalid(f"{field}.id", "required: a non-empty string")
     if len(item_id) > MAX_ID_LENGTH:
         raise Invalid(f"{field}.id", f"must be at most {MAX_ID_LENGTH} characters")
+    no_nul(item_id, f"{field}.id")
     if "expected" not in data:
         raise Invalid(f"{field}.expected", "required")
     expected = data["expected"]
@@ -130,6 +142,8 @@ def item(data, field: str) -> dict:
         raise Invalid(f"{field}.tags", "must be a list of non-empty strings")
     if len(tags) > MAX_TAGS or any(len(t) > MAX_TAG_LENGTH for t in tags):
         raise Invalid(f"{field}.tags", f"at most {MAX_TAGS} tags of at most {MAX_TAG_LENGTH} characters")
+    for tag in tags:
+        no_nul(tag, f"{field}.tags")
     origin = data.get("origin")
     if origin is None:
         origin = "synthetic"
@@ -167,6 +181,7 @@ def result(data, field: str) -> dict:
     item_id = data.get("item_id")
     if not isinstance(item_id, str) or not item_id:
         raise Invalid(f"{field}.item_id", "required: a non-empty string")
+    no_nul(item_id, f"{field}.item_id")
     latency = data.get("latency_ms")
     if latency is not None and (not is_number(latency) or latency < 0):
         raise Invalid(f"{field}.latency_ms", "must be a number of milliseconds, 0 or more")
@@ -185,7 +200,7 @@ def result(data, field: str) -> dict:
         "product_id": text(data.get("product_id"), f"{field}.product_id", MAX_ID_LENGTH),
         "latency_ms": float(latency) if latency is not None else None,
         "escalated": escalated,
-        "error": (error or "")[:MAX_TEXT],
+        "error": no_nul(error or "", f"{field}.error")[:MAX_TEXT],
     }
 
 
