@@ -15,6 +15,7 @@ from policy.models import PolicySource, PolicyVersion
 from provenance.models import Project
 
 DEFAULT_NOTE = "built-in defaults"
+MAX_VERSION = 2**31 - 1  # the column's range: a larger number names no version
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def rollback(project: Project, version, changed_by: str = "", note: str = "") ->
     """A new version equal to `version`."""
     if isinstance(version, bool) or not isinstance(version, int):
         raise PolicyError({"version": "must be an integer version number"})
-    target = get(project, version) if version >= 0 else None
+    target = get(project, version) if 0 <= version <= MAX_VERSION else None
     if target is None:
         raise PolicyError({"version": f"no version {version}; this policy has versions 0–{current_version(project)}"})
     return replace(project, target.profiles, note or f"rollback to version {version}", changed_by,

@@ -13,11 +13,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 import httpx
 import pytest
 from django.contrib.auth import get_user_model
+
+from tests.serving import database_url
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "screenshots"
@@ -31,13 +32,6 @@ def free_port() -> int:
             if probe.connect_ex(("127.0.0.1", port)) != 0:
                 return port
     raise RuntimeError(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
-
-
-def database_url(db: dict) -> str:
-    credentials = quote(db["USER"] or "", safe="")
-    if db.get("PASSWORD"):
-        credentials += ":" + quote(db["PASSWORD"], safe="")
-    return f"postgres://{credentials}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 class LiveServer:

@@ -93,7 +93,8 @@ def test_rollback_makes_a_new_version_equal_to_the_one_named(api):
     assert api.post("/api/v1/policy/rollback", {"version": 0}, format="json").json()["profiles"] == {"default": DEFAULT}
 
 
-@pytest.mark.parametrize("body", [{"version": 9}, {"version": -1}, {"version": "1"}, {}, {"version": 1, "x": 1}])
+@pytest.mark.parametrize("body", [{"version": 9}, {"version": -1}, {"version": "1"}, {}, {"version": 1, "x": 1},
+                                  {"version": 10**30}, {"version": 1.0}, {"version": None}, [1]])
 def test_rollback_to_an_unknown_version_names_the_field_and_changes_nothing(api, body):
     put(api, TUNED)
     response = api.post("/api/v1/policy/rollback", body, format="json")
@@ -109,6 +110,8 @@ BAD = [
     ({"default": {**DEFAULT, "block": -0.1}}, "profiles.default.block"),
     ({"default": {**DEFAULT, "accept": "high"}}, "profiles.default.accept"),
     ({"default": {**DEFAULT, "accept": True}}, "profiles.default.accept"),
+    ({"default": {**DEFAULT, "max_rounds": 10**30}}, "profiles.default.max_rounds"),
+    ({"": DEFAULT, "default": DEFAULT}, "profiles."),
     ({"default": {**DEFAULT, "by_agent_type": {"retrieval": {"accept": 0.3, "block": 0.4}}}},
      "profiles.default.by_agent_type.retrieval.block"),
     ({"default": {**DEFAULT, "by_step": {"refund": {"accept": 0.95, "block": 1.5}}}},
@@ -152,7 +155,8 @@ def test_a_bad_document_names_the_field(api, body, field):
     assert api.get("/api/v1/policy").json()["version"] == 0
 
 
-@pytest.mark.parametrize("raw", [b"{not json", b"[1, 2]", b'"text"', b"null"])
+@pytest.mark.parametrize("raw", [b"{not json", b"[1, 2]", b'"text"', b"null", b'{"profiles": {"default": {"accept": 1e309}}}',
+                                 b'{"profiles": {"default": {"accept": NaN}}}'])
 def test_a_body_that_is_no_policy_object_is_a_400(api, raw):
     response = api.generic("PUT", "/api/v1/policy", raw, content_type="application/json")
     assert response.status_code == 400
