@@ -5,7 +5,9 @@
 - rollup_part.py: what the hour rollups answer for a window;
 - recent_rows.py: the rows no rollup covers, fetched once per batch;
 - scan.py: the same totals straight from the node table (the reference);
-- fused_runs.py: longest runs of fused nodes, composable across pieces.
+- fused_runs.py: longest runs of fused nodes, composable across pieces;
+- fuse_loop.py: the fuse loop's metrics (retries, escalations, round limit),
+  read from the provenance tables, not the rollups.
 
 Callers outside the app go through metrics.values.
 """

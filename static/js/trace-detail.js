@@ -347,10 +347,23 @@
     modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d", "toImage"],
   };
 
+  // Draws and resizes still in flight. `data-settled` is "1" when there are
+  // none: the points are then where Plotly's axes say, so a click at a point's
+  // position lands on it (a resize moves every point, a draw replaces them).
+  let inFlight = 0;
+  function settle(work) {
+    inFlight += 1;
+    plot.dataset.settled = "0";
+    return Promise.resolve(work).finally(function () {
+      inFlight -= 1;
+      if (!inFlight) plot.dataset.settled = "1";
+    });
+  }
+
   let drawCount = 0;
   function draw() {
     if (!state.graph) return Promise.resolve();
-    return Plotly.react(plot, figureData(), figureLayout(), plotConfig).then(function () {
+    return settle(Plotly.react(plot, figureData(), figureLayout(), plotConfig).then(function () {
       if (!state.bound) {
         state.bound = true;
         plot.on("plotly_click", function (event) {
@@ -369,7 +382,7 @@
       plot.dataset.clusters = String(state.graph.clusters.id.length);
       plot.dataset.folded = state.graph.folded ? "1" : "0";
       plot.dataset.focus = state.graph.focus ? state.graph.focus.product_id : "";
-    });
+    }));
   }
 
   function graphUrl() {
@@ -881,7 +894,7 @@
 
   // The toolbar and the panel change the graph's room; Plotly only follows the window by itself.
   if (window.ResizeObserver) {
-    new ResizeObserver(function () { if (state.graph) Plotly.Plots.resize(plot); }).observe(plot);
+    new ResizeObserver(function () { if (state.graph) settle(Plotly.Plots.resize(plot)); }).observe(plot);
   }
 
   loadGraph().then(function () {

@@ -7,15 +7,9 @@ import pytest
 
 from demo.large_run import large_run_events
 from tests.browser.conftest import screenshot, sign_in
+from tests.browser.plot import click_point
 
 pytestmark = pytest.mark.browser
-
-SCREEN_POSITION = """([x, y]) => {
-  const gd = document.getElementById("dag");
-  const box = gd.getBoundingClientRect();
-  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
-  return [box.left + xa._offset + xa.d2p(x), box.top + ya._offset + ya.d2p(y)];
-}"""
 
 DRAWN = """() => {
   const gd = document.getElementById("dag");
@@ -89,8 +83,7 @@ def test_a_5000_node_run_opens_folded_and_readable(asgi_live_server, big_run, wa
     # A click on a cluster expands it in place.
     before = drawn_count(page)
     biggest = max(drawn["clusters"], key=lambda c: int(c["text"][1:].replace(",", "")))
-    x, y = page.evaluate(SCREEN_POSITION, [biggest["x"], biggest["y"]])
-    page.mouse.click(x, y)
+    click_point(page, biggest["x"], biggest["y"])
     drawn_after(page, before)
     expanded = page.evaluate(DRAWN)
     assert expanded["markers"] > drawn["markers"]

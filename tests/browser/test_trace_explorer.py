@@ -4,6 +4,7 @@ the DAG, the fused fragment, its root cause, and nodes that arrive live."""
 import pytest
 
 from tests.browser.conftest import screenshot, sign_in
+from tests.browser.plot import click_point
 from tests.browser.traces import bad_answer_trace
 from tests.conftest import node_event
 
@@ -23,14 +24,6 @@ POINTS = """() => {
     if (trace.marker && trace.marker.colorscale) out.colorscale = trace.marker.colorscale;
   });
   return out;
-}"""
-
-# Screen position of a drawn point, from Plotly's own axes.
-SCREEN_POSITION = """([x, y]) => {
-  const gd = document.getElementById("dag");
-  const box = gd.getBoundingClientRect();
-  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
-  return [box.left + xa._offset + xa.d2p(x), box.top + ya._offset + ya.d2p(y)];
 }"""
 
 
@@ -57,8 +50,7 @@ def node_point(page, graph_ids: list[str], product_id: str) -> dict:
 
 def click_node(page, graph_ids, product_id):
     point = node_point(page, graph_ids, product_id)
-    x, y = page.evaluate(SCREEN_POSITION, [point["x"], point["y"]])
-    page.mouse.click(x, y)
+    click_point(page, point["x"], point["y"])
     page.wait_for_function("(id) => document.getElementById('np-title').textContent === id", arg=product_id)
 
 
