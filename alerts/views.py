@@ -14,9 +14,10 @@ from django.views.decorators.http import require_POST
 from alerts import builder, evaluation, examples, notifications, rules
 from alerts.conditions import FILTER_KEYS, MATCHES, OPS, RULE_METRICS, load_values
 from alerts.models import AlertEvent, AlertRule, Delivery, DeliveryAttempt, Destination, InboxMessage
-from alerts.serializers import AlertRuleSerializer, flatten_errors
+from alerts.serializers import AlertRuleSerializer
 from alerts.tasks import send_after_commit
 from alerts.transports.inbox import verified
+from provenance.api.errors import flatten_errors
 from provenance.membership import project_for_user_or_404
 
 MUTE_CHOICES = [("15", "15 minutes"), ("60", "1 hour"), ("240", "4 hours"), ("1440", "1 day"), ("10080", "1 week")]
