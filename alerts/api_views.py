@@ -1,14 +1,17 @@
 """`/api/v1/alert-rules` and `/api/v1/alerts`: validate, call alerts.rules, answer."""
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.renderers import JSONRenderer
+from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from alerts import rules
+from alerts import api_shapes, rules
 from alerts.models import AlertEvent, AlertRule
-from alerts.serializers import AlertRuleSerializer, flatten_errors
+from alerts.serializers import AlertRuleSerializer
+from provenance.api.errors import invalid_body
+from provenance.api.openapi import array
 
 
 class AlertJSONRenderer(JSONRenderer):
@@ -17,13 +20,11 @@ class AlertJSONRenderer(JSONRenderer):
 
 
 def invalid(errors) -> Response:
-    fields = flatten_errors(errors)
-    message = "; ".join(f"{name}: {reason}" for name, reason in fields.items())
-    return Response({"error": message or "invalid request", "fields": fields}, status=status.HTTP_400_BAD_REQUEST)
+    return Response(invalid_body(errors), status=status.HTTP_400_BAD_REQUEST)
 
 
 class AlertApiView(APIView):
-    renderer_classes = [AlertJSONRenderer]
+    renderer_classes = [AlertJSONRenderer, BrowsableAPIRenderer]
 
     def rule_or_404(self, rule_id) -> AlertRule:
         return get_object_or_404(
@@ -33,11 +34,15 @@ class AlertApiView(APIView):
 
 
 class RuleListView(AlertApiView):
+    @extend_schema(operation_id="alert_rules_list", summary="List alert rules",
+                   responses={200: array(api_shapes.RULE)}, tags=["alerts"])
     def get(self, request):
         found = (AlertRule.objects.filter(project=request.user.project).select_related("project")
                  .prefetch_related("destinations").order_by("pk"))
         return Response([rules.rule_json(rule) for rule in found])
 
+    @extend_schema(operation_id="alert_rules_create", summary="Create an alert rule", request=AlertRuleSerializer,
+                   responses={201: api_shapes.RULE}, tags=["alerts"])
     def post(self, request):
         serializer = AlertRuleSerializer(data=request.data)
         if not serializer.is_valid():
@@ -47,9 +52,14 @@ class RuleListView(AlertApiView):
 
 
 class RuleDetailView(AlertApiView):
+    @extend_schema(operation_id="alert_rules_retrieve", summary="One alert rule",
+                   responses={200: api_shapes.RULE}, tags=["alerts"])
     def get(self, request, rule_id):
         return Response(rules.rule_json(self.rule_or_404(rule_id)))
 
+    @extend_schema(operation_id="alert_rules_update", summary="Change an alert rule",
+                   description="Fields given replace the rule's; `conditions` and `destinations` as a whole.",
+                   request=AlertRuleSerializer(partial=True), responses={200: api_shapes.RULE}, tags=["alerts"])
     def patch(self, request, rule_id):
         rule = self.rule_or_404(rule_id)
         serializer = AlertRuleSerializer(data=request.data, partial=True)
@@ -58,6 +68,8 @@ class RuleDetailView(AlertApiView):
         rules.update_rule(rule, serializer.validated_data)
         return Response(rules.rule_json(self.rule_or_404(rule.pk)))
 
+    @extend_schema(operation_id="alert_rules_destroy", summary="Delete an alert rule",
+                   responses={204: OpenApiResponse(description="Deleted.")}, tags=["alerts"])
     def delete(self, request, rule_id):
         self.rule_or_404(rule_id).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -72,6 +84,8 @@ class AlertQuerySerializer(serializers.Serializer):
 class AlertListView(AlertApiView):
     """Alert events, newest first (a plain list; `limit` caps it, default 100)."""
 
+    @extend_schema(operation_id="alerts_list", summary="Alert events, newest first", parameters=[AlertQuerySerializer],
+                   responses={200: array(api_shapes.ALERT_EVENT)}, tags=["alerts"])
     def get(self, request):
         query = AlertQuerySerializer(data=request.query_params)
         if not query.is_valid():

@@ -3,3 +3,9 @@ from django.apps import AppConfig
 
 class AlertsConfig(AppConfig):
     name = "alerts"
+
+    def ready(self):
+        from alerts.overview import recent_alerts
+        from metrics import overview_panels
+
+        overview_panels.register("recent_alerts", recent_alerts)

@@ -169,3 +169,21 @@ class DeliveryAttempt(models.Model):
         if self.success is None:
             return "interrupted" if self.finished_at is None else "unknown"
         return "ok" if self.success else "failed"
+
+
+class InboxMessage(models.Model):
+    """A request an `inbox` destination received instead of sending it out:
+    exactly the headers and body a webhook receiver would get."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    destination = models.ForeignKey(Destination, models.SET_NULL, null=True, blank=True, related_name="+")
+    delivery = models.ForeignKey("Delivery", models.SET_NULL, null=True, blank=True, related_name="+")
+    received_at = models.DateTimeField(default=timezone.now)
+    headers = models.JSONField(default=dict)
+    body = models.TextField()
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "-received_at"], name="inbox_recent")]
+
+    def __str__(self):
+        return f"inbox message {self.pk} ({self.headers.get('webhook-id', '')})"

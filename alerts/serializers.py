@@ -4,6 +4,7 @@ rule builder alike. Each destination kind validates its own config."""
 import math
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from alerts import signing
@@ -69,6 +70,11 @@ class ConditionSerializer(StrictSerializer):
 
     def validate(self, data: dict) -> dict:
         """The stored form: only what is set, in the contract's spelling."""
+        # A PATCH replaces conditions whole: each needs every required field even
+        # though DRF skips missing fields throughout a partial update.
+        missing = [name for name, field in self.fields.items() if field.required and name not in data]
+        if missing:
+            raise serializers.ValidationError({name: "This field is required." for name in missing})
         filters = {key: value for key, value in (data.get("filters") or {}).items() if value}
         check_metric_filters(data["metric"], filters)
         if "window" not in data and data["metric"] != EVAL_ACCURACY:
@@ -133,10 +139,26 @@ class WebhookDestinationSerializer(StrictSerializer):
         return {"type": "webhook", "url": data["url"], "secret": data.get("secret") or signing.new_secret()}
 
 
-DESTINATION_SERIALIZERS = {"webhook": WebhookDestinationSerializer}
+class InboxDestinationSerializer(StrictSerializer):
+    """The built-in webhook inbox (alerts.transports.inbox), when WEBHOOK_INBOX is on."""
+
+    type = serializers.ChoiceField(choices=["inbox"])
+    secret = serializers.CharField(required=False, max_length=200)
+
+    def validate(self, data: dict) -> dict:
+        if not settings.WEBHOOK_INBOX:
+            raise serializers.ValidationError("the webhook inbox is off on this server (WEBHOOK_INBOX=1 turns it on)")
+        secret = data.get("secret") or signing.new_secret()
+        if not signing.is_valid_secret(secret):
+            raise serializers.ValidationError({"secret": ["a whsec_ secret must be base64 after the prefix"]})
+        return {"type": "inbox", "secret": secret}
+
+
+DESTINATION_SERIALIZERS = {"webhook": WebhookDestinationSerializer, "inbox": InboxDestinationSerializer}
 assert set(DESTINATION_SERIALIZERS) == set(TRANSPORTS), "every destination kind needs a serializer and a transport"
 
 
+@extend_schema_field(WebhookDestinationSerializer)
 class DestinationField(serializers.Field):
     """Picks the serializer of the destination's `type`."""
 
@@ -144,7 +166,7 @@ class DestinationField(serializers.Field):
         if not isinstance(data, dict):
             raise serializers.ValidationError("must be an object with a type")
         kind = data.get("type")
-        if kind not in DESTINATION_SERIALIZERS:
+        if not isinstance(kind, str) or kind not in DESTINATION_SERIALIZERS:
             raise serializers.ValidationError(
                 {"type": [f"unknown destination type {kind!r}; known: {', '.join(DESTINATION_SERIALIZERS)}"]}
             )
@@ -162,7 +184,7 @@ class AlertRuleSerializer(serializers.Serializer):
 
     name = serializers.CharField(max_length=200)
     match = serializers.ChoiceField(choices=list(MATCHES), default="all")
-    conditions = ConditionSerializer(many=True, allow_empty=False, max_length=MAX_CONDITIONS)
+    conditions = ConditionSerializer(many=True, allow_empty=False, min_length=1, max_length=MAX_CONDITIONS)
     destinations = serializers.ListField(child=DestinationField(), default=list, max_length=MAX_DESTINATIONS)
     enabled = serializers.BooleanField(default=True)
     muted_until = serializers.DateTimeField(required=False, allow_null=True)
@@ -177,23 +199,3 @@ class AlertRuleSerializer(serializers.Serializer):
         if validate_duration(value) > MAX_WINDOW_SECONDS:
             raise serializers.ValidationError("must be at most 31d")
         return value.strip()
-
-
-def flatten_errors(errors, prefix: str = "") -> dict[str, str]:
-    """DRF's nested errors as {"conditions[1].op": "reason"}."""
-    flat: dict[str, str] = {}
-    if isinstance(errors, dict):
-        for key, value in errors.items():
-            name = f"{prefix}[{key}]" if isinstance(key, int) else (f"{prefix}.{key}" if prefix else str(key))
-            if key == "non_field_errors":
-                name = prefix or "body"
-            flat.update(flatten_errors(value, name))
-    elif isinstance(errors, list) and errors and all(isinstance(e, str) for e in errors):
-        flat[prefix or "body"] = " ".join(str(e) for e in errors)
-    elif isinstance(errors, list):
-        for index, value in enumerate(errors):
-            if value:
-                flat.update(flatten_errors(value, f"{prefix}[{index}]"))
-    elif errors:
-        flat[prefix or "body"] = str(errors)
-    return flat

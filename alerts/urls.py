@@ -8,6 +8,7 @@ urlpatterns = [
     path("<slug:slug>/", views.rule_list, name="rule-list"),
     path("<slug:slug>/new/", views.rule_new, name="rule-new"),
     path("<slug:slug>/history/", views.history, name="history"),
+    path("<slug:slug>/inbox/", views.inbox, name="inbox"),
     path("<slug:slug>/<int:rule_id>/", views.rule_detail, name="rule-detail"),
     path("<slug:slug>/<int:rule_id>/edit/", views.rule_edit, name="rule-edit"),
     path("<slug:slug>/<int:rule_id>/toggle/", views.rule_toggle, name="rule-toggle"),

@@ -1,5 +1,7 @@
+import json
 from datetime import timedelta
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch
@@ -11,9 +13,11 @@ from django.views.decorators.http import require_POST
 
 from alerts import builder, evaluation, examples, notifications, rules
 from alerts.conditions import FILTER_KEYS, MATCHES, OPS, RULE_METRICS, load_values
-from alerts.models import AlertEvent, AlertRule, Delivery, DeliveryAttempt, Destination
-from alerts.serializers import AlertRuleSerializer, flatten_errors
+from alerts.models import AlertEvent, AlertRule, Delivery, DeliveryAttempt, Destination, InboxMessage
+from alerts.serializers import AlertRuleSerializer
 from alerts.tasks import send_after_commit
+from alerts.transports.inbox import verified
+from provenance.api.errors import flatten_errors
 from provenance.membership import project_for_user_or_404
 
 MUTE_CHOICES = [("15", "15 minutes"), ("60", "1 hour"), ("240", "4 hours"), ("1440", "1 day"), ("10080", "1 week")]
@@ -173,3 +177,28 @@ def destination_enable(request, slug, rule_id, destination_id):
     rules.enable_destination(get_object_or_404(Destination, rule=rule, pk=destination_id))
     messages.success(request, "Destination enabled again.")
     return redirect(rule)
+
+
+INBOX_SIZE = 50
+
+
+@login_required
+def inbox(request, slug):
+    """The built-in webhook inbox: what inbox destinations received, newest first."""
+    project = project_for_user_or_404(request.user, slug)
+    found = list(InboxMessage.objects.filter(project=project).select_related("destination__rule")
+                 .order_by("-received_at", "-pk")[:INBOX_SIZE])
+    for message in found:
+        message.verified = verified(message)
+        message.webhook_id = message.headers.get("webhook-id", "")
+        message.header_rows = sorted(message.headers.items())
+        message.pretty_body = _pretty(message.body)
+    enabled = settings.WEBHOOK_INBOX or Destination.objects.filter(rule__project=project, kind="inbox").exists()
+    return render(request, "alerts/inbox.html", {"project": project, "messages_received": found, "enabled": enabled})
+
+
+def _pretty(body: str) -> str:
+    try:
+        return json.dumps(json.loads(body), indent=2, allow_nan=True)
+    except ValueError:
+        return body

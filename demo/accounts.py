@@ -5,7 +5,6 @@ The raw API key is only ever shown once by the product, so the demo keeps it in
 """
 
 import json
-import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,8 +14,6 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from provenance.models import ApiKey, Project, hash_api_key
-
-logger = logging.getLogger(__name__)
 
 PROJECT_SLUG = "demo"
 PROJECT_NAME = "Demo: customer tickets"
@@ -64,14 +61,11 @@ def write_credentials(project: Project, raw: str) -> None:
     os.chmod(path, 0o600)
 
 
-def install_rules(project: Project) -> int | None:
-    """The alerts app's demo rules, when it ships them."""
-    try:
-        from alerts.demo_rules import install_demo_rules
-    except ImportError:
-        logger.warning("alerts.demo_rules is not available; the demo project has no alert rules")
-        return None
-    return len(install_demo_rules(project))
+def install_rules(project: Project) -> int:
+    """The demo's alert rules, delivering to the built-in webhook inbox."""
+    from demo.alert_rules import install_demo_rules
+
+    return len(install_demo_rules(project, inbox=True))
 
 
 def ensure_demo_access() -> DemoAccess:

@@ -1,9 +1,12 @@
 """A seeded fake LLM for the demo: plausible support-ticket artifacts whose
 quality depends on a noise level, with the ground truth kept alongside.
 
-Every artifact comes with a confidence and a hidden `correct` flag. The two are
-related but not equal — a noisy model is also overconfident — which is what
-makes the calibration chart interesting and the reviews meaningful.
+Every artifact comes with a confidence and a hidden `correct` flag. As in
+practice (self-consistency, semantic entropy), a low confidence means a
+mistake far more often than a high one, so the Calibration page finds the
+signal and suggests a threshold worth using. One agent is the exception on
+purpose: the entity extractor states about 0.9 whatever it produced, and is
+wrong about a quarter of the time, which its reliability curve shows as flat.
 """
 
 import json
@@ -77,7 +80,10 @@ class FakeLLM:
     def extract(self) -> Artifact:
         if self.rng.random() < max(0.0, self.noise - 0.3) * 0.9:
             return Artifact('{"order_id": ', 0.0, False, failed=True)  # the model's JSON broke off
-        confidence, correct = self.scored(0.93 - 1.1 * self.noise, 0.08)
+        # Badly calibrated on purpose: a confident tone that says nothing about
+        # the result, until an incident degrades the model outright.
+        confidence = clamp(self.rng.gauss(0.92 - 1.5 * max(0.0, self.noise - 0.25), 0.04))
+        correct = self.rng.random() < 0.95 - 0.6 * self.noise
         entities = {"order_id": self.order if correct else f"A-{self.rng.randint(1000, 9999)}", "date": self.date}
         if "{item}" in next(t[1] for t in TICKETS if t[0] == self.intent):
             entities["item"] = self.item
@@ -106,9 +112,11 @@ class FakeLLM:
         return Artifact(f"order {self.order}: status shipped, 1 item ({self.item})", 0.99, True)
 
     def reason(self, inputs_correct: bool, support: float, round_: int) -> Artifact:
-        quality = clamp(0.35 + 0.55 * support - 0.3 * self.noise + 0.05 * (round_ - 1))
-        confidence = clamp(self.rng.gauss(quality, 0.08))
         correct = inputs_correct and self.rng.random() < 0.97 - 0.3 * self.noise
+        # Self-consistency: samples built on wrong premises disagree, so a wrong
+        # conclusion mostly comes out doubtful; weak support lowers both.
+        quality = (0.84 if correct else 0.42) + 0.1 * (support - 0.7) - 0.1 * self.noise
+        confidence = clamp(self.rng.gauss(quality, 0.1))
         text = (f"The customer asks about {self.intent.replace('_', ' ')} for order {self.order}. "
                 f"Per policy: {self.policy}" if correct else
                 f"Order {self.order} does not qualify; the request should be declined.")

@@ -8,7 +8,7 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from demo.noise import HistoryNoise
+from demo.model_quality import HistoryNoise
 from demo.workflow import Ticket, TraceWriter, run_ticket
 from denoiseflow import Recorder
 

@@ -80,3 +80,12 @@ def large_run_events(trace_id: str, size: int, *, prefix: str = "", seed: int = 
         previous = link[0]
     node("final", "answerer", "answer", "final_answer", [previous], 0.66, content="The order failed on payment.")
     return events
+
+
+DEMO_TRACE = "demo-long-run"
+
+
+def record(recorder, now: datetime, size: int = 5000) -> None:
+    """The demo's long run, through the SDK like any agent's events."""
+    for event in large_run_events(DEMO_TRACE, size, prefix="", start=now - timedelta(hours=7)):
+        recorder.emit(event["type"], event["body"], datetime.fromisoformat(event["timestamp"]), event["id"])

@@ -151,4 +151,9 @@ def run_ticket(recorder: Recorder, ticket: Ticket) -> Outcome:
     if reasoning in trusted and rng.random() < ticket.review_share:
         w.review(final, answer.correct, "matches the order record" if answer.correct else
                  "answer contradicts the order record")
+    if entities is not None and rng.random() < ticket.review_share * 0.12:
+        # A spot check of the extraction itself: how the miscalibrated agent is caught.
+        w.recorder.review(w.trace_id, "correct" if extracted.correct else "incorrect", entities.product_id,
+                          "order id checked against the order record", timestamp=w.tick(60, 600),
+                          event_id=f"review:{w.trace_id}:entities")
     return Outcome(final, answer.correct, rounds)

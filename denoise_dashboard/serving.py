@@ -9,8 +9,8 @@ Why this pair:
   and gives every worker `graceful_timeout` seconds to finish the requests it
   holds, so an ingest batch in flight is answered (and committed) before the
   process exits. Its hooks (`post_worker_init`, `child_exit`) are where
-  per-worker start-up and clean-up go (the embedded scheduler here, Prometheus'
-  multiprocess bookkeeping for whoever wires it in). This is the deployment the
+  per-worker start-up and clean-up go (the embedded scheduler, Prometheus'
+  multiprocess files of process_metrics.py). This is the deployment the
   Uvicorn project recommends (`uvicorn-worker`).
 - `uvicorn --workers` alone restarts workers too but has no hooks; Daphne has
   no workers at all and would need a process manager of its own.

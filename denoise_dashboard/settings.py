@@ -34,6 +34,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "channels",
     "provenance",
     "metrics",
@@ -211,14 +213,45 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["provenance.auth.ApiKeyAuthentication"],
+    # A key first: a request that names one is judged by it alone; a signed-in
+    # person's session reads (the browsable API), never writes.
+    "DEFAULT_AUTHENTICATION_CLASSES": ["provenance.auth.ApiKeyAuthentication", "provenance.auth.SessionReadAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["provenance.auth.HasProject"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PARSER_CLASSES": ["provenance.api.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": None,
     "EXCEPTION_HANDLER": "provenance.api.errors.exception_handler",
+}
+
+# The OpenAPI document at /api/v1/schema (provenance/api/openapi.py writes what
+# the generator cannot see).
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Denoise Dashboard API",
+    "VERSION": "1",
+    "DESCRIPTION": (BASE_DIR / "provenance" / "api" / "description.md").read_text(),
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "SCHEMA_PATH_PREFIX_TRIM": False,
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "provenance.api.openapi.add_error_responses",
+    ],
+    "TAGS": [
+        {"name": "ingest", "description": "Agents send events (JSON). OTLP spans go to `POST /v1/traces`, described above."},
+        {"name": "traces", "description": "Traces, nodes, root cause and blast radius."},
+        {"name": "health", "description": "The nightly DAG health check."},
+        {"name": "metrics", "description": "The dashboards' series and the alert metrics over a window."},
+        {"name": "alerts", "description": "Alert rules and the alert events they produced."},
+        {"name": "evaluation", "description": "Truth sets (versioned datasets) and judged evaluation runs."},
+        {"name": "policy", "description": "The versioned fuse policy agents read."},
+        {"name": "project", "description": "The project's settings and retention."},
+        {"name": "api", "description": "This description."},
+    ],
 }
 
 # Ingest limits from the contract.
@@ -234,6 +267,10 @@ RETENTION_BATCH_NODES = envint("RETENTION_BATCH_NODES", 5000)
 RETENTION_BATCH_TRACES = envint("RETENTION_BATCH_TRACES", 500)
 
 WEBHOOK_ALLOW_PRIVATE = envbool("WEBHOOK_ALLOW_PRIVATE", False)
+# The built-in webhook inbox: a destination kind that keeps each signed request
+# it would send, for a page to show (headers, body, signature checked). Opt-in;
+# the demo project's rules use it, since the demo has no receiver of its own.
+WEBHOOK_INBOX = envbool("WEBHOOK_INBOX", False)
 WEBHOOK_TIMEOUT_SECONDS = envint("WEBHOOK_TIMEOUT_SECONDS", 15, minimum=1)
 HEALTH_BROKEN_LINK_GRACE_SECONDS = 600
 

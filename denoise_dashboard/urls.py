@@ -27,3 +27,9 @@ urlpatterns = [
     path("", include("evals.urls")),
     path("", include("provenance.urls")),
 ]
+
+# JSON errors under /api/, the usual pages elsewhere (provenance/api/errors.py).
+handler400 = "provenance.api.errors.bad_request"
+handler403 = "provenance.api.errors.permission_denied"
+handler404 = "provenance.api.errors.page_not_found"
+handler500 = "provenance.api.errors.server_error"

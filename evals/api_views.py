@@ -8,18 +8,32 @@ from urllib.parse import urlencode
 
 import orjson
 from django.http import Http404, HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from evals import api_shapes as shapes
 from evals import comparison, datasets, drift, jsonl, runs, validation
 from evals.models import Dataset, Run
 from evals.validation import Invalid
-from provenance.api.errors import error_response
+from provenance.api.errors import error_response, json_errors
+from provenance.api.openapi import array, ref
 
 DEFAULT_PAGE = 100
 MAX_PAGE = 1000
+PAGE_PARAMETERS = [
+    OpenApiParameter("limit", OpenApiTypes.INT, description=f"At most this many (default {DEFAULT_PAGE}, "
+                                                              f"at most {MAX_PAGE}); the next page is in `Link`."),
+    OpenApiParameter("offset", OpenApiTypes.INT, description="Skip this many."),
+]
+CONFLICT = ref("Error")
+
+
+def evals_schema(operation_id: str, summary: str, **kwargs):
+    return extend_schema(operation_id=operation_id, summary=summary, tags=["evaluation"], **kwargs)
 
 
 def invalid(error: Invalid) -> Response:
@@ -73,6 +87,11 @@ class EvalApiView(APIView):
             return invalid(exc)
         return super().handle_exception(exc)
 
+    def finalize_response(self, request, response, *args, **kwargs):
+        if response.status_code >= 400:
+            json_errors(request)  # errors keep the API's one JSON shape, even under ?format=jsonl
+        return super().finalize_response(request, response, *args, **kwargs)
+
     def dataset(self, name: str) -> Dataset:
         found = Dataset.objects.select_related("project").filter(project=self.request.user.project, name=name).first()
         if found is None:
@@ -88,10 +107,14 @@ class EvalApiView(APIView):
 
 
 class DatasetListView(EvalApiView):
+    @evals_schema("datasets_list", "List truth sets", parameters=PAGE_PARAMETERS,
+                  responses={200: array(shapes.DATASET_LISTED)})
     def get(self, request):
         found, headers = page(request, Dataset.objects.filter(project=request.user.project).order_by("name"))
         return Response(datasets.listing(found), headers=headers)
 
+    @evals_schema("datasets_create", "Create a truth set", request={"application/json": shapes.DATASET_CREATE},
+                  responses={201: shapes.DATASET, 409: CONFLICT})
     def post(self, request):
         data = request.data
         if not isinstance(data, dict):
@@ -107,6 +130,9 @@ class DatasetListView(EvalApiView):
 
 
 class DatasetDetailView(EvalApiView):
+    @evals_schema("datasets_retrieve", "A truth set's items at its newest (or a given) version",
+                  parameters=[OpenApiParameter("version", OpenApiTypes.INT, description="Default: the newest.")],
+                  responses={200: shapes.DATASET_DETAIL})
     def get(self, request, name):
         dataset = self.dataset(name)
         version = int_param(request, "version", dataset.version)
@@ -131,6 +157,13 @@ def item_values(request) -> list:
 
 
 class DatasetItemsView(EvalApiView):
+    @evals_schema("datasets_items_add", "Add or replace items (a new version)",
+                  description="A bad item is a 400 naming it (`items[3].expected: ...`) and nothing is stored. "
+                              "`?format=jsonl` (or an application/x-ndjson body) takes one ITEM per line; "
+                              "`?replace=1` removes the items not sent.",
+                  parameters=[OpenApiParameter("replace", OpenApiTypes.STR,
+                                               description="`1`, `true` or `yes`: remove the items not sent.")],
+                  request={"application/json": shapes.ITEMS_REQUEST}, responses={200: shapes.CHANGE})
     def post(self, request, name):
         dataset = self.dataset(name)
         imported = request.query_params.get("format") == "jsonl"
@@ -142,6 +175,7 @@ class DatasetItemsView(EvalApiView):
 
 
 class DatasetItemView(EvalApiView):
+    @evals_schema("datasets_items_delete", "Remove one item (a new version)", responses={200: shapes.CHANGE})
     def delete(self, request, name, item_id):
         dataset = self.dataset(name)
         try:
@@ -152,6 +186,8 @@ class DatasetItemView(EvalApiView):
 
 
 class DatasetRollbackView(EvalApiView):
+    @evals_schema("datasets_rollback", "A new version equal to an old one", request={"application/json": shapes.ROLLBACK_REQUEST},
+                  responses={200: shapes.CHANGE})
     def post(self, request, name):
         dataset = self.dataset(name)
         version = request.data.get("version") if isinstance(request.data, dict) else None
@@ -161,6 +197,8 @@ class DatasetRollbackView(EvalApiView):
 
 
 class DatasetRecheckView(EvalApiView):
+    @evals_schema("datasets_recheck", "Mark items whose true value moved (truth drift)",
+                  request={"application/json": shapes.RECHECK_REQUEST}, responses={200: shapes.RECHECK})
     def post(self, request, name):
         dataset = self.dataset(name)
         values = validation.batch(request.data, "values")
@@ -170,6 +208,8 @@ class DatasetRecheckView(EvalApiView):
 
 
 class DatasetVersionsView(EvalApiView):
+    @evals_schema("datasets_versions", "A truth set's versions, newest first", parameters=PAGE_PARAMETERS,
+                  responses={200: array(shapes.VERSION)})
     def get(self, request, name):
         dataset = self.dataset(name)
         found, headers = page(request, dataset.versions.order_by("-number"))
@@ -181,6 +221,10 @@ class DatasetVersionsView(EvalApiView):
 
 
 class RunListView(EvalApiView):
+    @evals_schema("runs_list", "Evaluation runs, newest first",
+                  parameters=[OpenApiParameter("dataset", OpenApiTypes.STR, description="Only this truth set's."),
+                              *PAGE_PARAMETERS],
+                  responses={200: array(shapes.RUN_LISTED)})
     def get(self, request):
         name = request.query_params.get("dataset")
         if name:
@@ -191,6 +235,8 @@ class RunListView(EvalApiView):
         found, headers = page(request, queryset)
         return Response(runs.listing(found), headers=headers)
 
+    @evals_schema("runs_create", "Open a run over a truth set version", request={"application/json": shapes.RUN_CREATE},
+                  responses={201: shapes.RUN})
     def post(self, request):
         data = request.data
         if not isinstance(data, dict):
@@ -219,11 +265,15 @@ def summary_response(run: Run) -> HttpResponse:
 
 
 class RunDetailView(EvalApiView):
+    @evals_schema("runs_retrieve", "A run: figures, per-tag accuracy and every result",
+                  responses={200: shapes.RUN_DETAIL})
     def get(self, request, run_id):
         return summary_response(self.run(run_id))
 
 
 class RunResultsView(EvalApiView):
+    @evals_schema("runs_results", "Send results; each is judged on its own (207)", request={"application/json": shapes.RESULTS_REQUEST},
+                  responses={207: array(shapes.RESULT_ENTRY), 409: CONFLICT})
     def post(self, request, run_id):
         run = self.run(run_id)
         values = validation.batch(request.data, "results")
@@ -235,11 +285,16 @@ class RunResultsView(EvalApiView):
 
 
 class RunFinishView(EvalApiView):
+    @evals_schema("runs_finish", "Close a run", request=None, responses={200: shapes.RUN_DETAIL})
     def post(self, request, run_id):
         return summary_response(runs.finish(self.run(run_id)))
 
 
 class RunCompareView(EvalApiView):
+    @evals_schema("runs_compare", "What got fixed and broken against another run",
+                  parameters=[OpenApiParameter("to", OpenApiTypes.INT, required=True,
+                                               description="The other run (same truth set).")],
+                  responses={200: shapes.COMPARISON})
     def get(self, request, run_id):
         run = self.run(run_id)
         other_id = int_param(request, "to", minimum=1)

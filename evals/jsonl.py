@@ -47,5 +47,6 @@ class JSONLinesRenderer(BaseRenderer):
         if data is None:
             return b""
         if isinstance(data, list):
-            return dump(data)
+            # An empty file is one blank line: DRF drops the Content-Type of an empty body.
+            return dump(data) or b"\n"
         return dump([data])

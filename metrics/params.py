@@ -12,7 +12,7 @@ from rest_framework import serializers
 
 from metrics.questions import Filters, iso
 from metrics.rollups.schema import DIMENSIONS
-from provenance.api.params import timestamp_param
+from provenance.api.params import TimestampField
 
 RANGES = {"1h": timedelta(hours=1), "6h": timedelta(hours=6), "24h": timedelta(days=1),
           "7d": timedelta(days=7), "30d": timedelta(days=30), "90d": timedelta(days=90)}
@@ -56,8 +56,8 @@ class ChartParams:
 
 class ChartParamsSerializer(serializers.Serializer):
     range = serializers.ChoiceField(choices=list(RANGES), required=False)
-    start = serializers.CharField(required=False)
-    end = serializers.CharField(required=False)
+    start = TimestampField(required=False)
+    end = TimestampField(required=False)
     agent_id = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
     step = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
     source_type = serializers.CharField(required=False, default="", allow_blank=True, max_length=64)
@@ -65,8 +65,8 @@ class ChartParamsSerializer(serializers.Serializer):
     resolution = serializers.ChoiceField(choices=list(STEP_LIMITS), required=False)
     metric = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
     by = serializers.ChoiceField(choices=["", *DIMENSIONS], required=False, default="")
-    baseline_start = serializers.CharField(required=False)
-    baseline_end = serializers.CharField(required=False)
+    baseline_start = TimestampField(required=False)
+    baseline_end = TimestampField(required=False)
 
     def to_internal_value(self, data):
         # An empty `round=` from a form means "any round".
@@ -74,18 +74,6 @@ class ChartParamsSerializer(serializers.Serializer):
             data = data.copy()
             data.pop("round")
         return super().to_internal_value(data)
-
-    def validate_start(self, value):
-        return timestamp_param(value)
-
-    def validate_end(self, value):
-        return timestamp_param(value)
-
-    def validate_baseline_start(self, value):
-        return timestamp_param(value)
-
-    def validate_baseline_end(self, value):
-        return timestamp_param(value)
 
     def validate(self, data):
         end = data.get("end") or self.context.get("now") or timezone.now().replace(microsecond=0)

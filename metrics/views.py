@@ -7,6 +7,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from rest_framework.utils.encoders import JSONEncoder
 
+from metrics import overview_panels
 from metrics.dashboards import DASHBOARDS
 from metrics.filter_options import filter_options
 from metrics.params import RANGES, ChartParamsSerializer
@@ -48,6 +49,7 @@ def page(name: str):
             "metric_names": options["metric"],
             "by_choices": BY_CHOICES,
             "data_url": data_url if valid else "",
+            "recent_alerts": overview_panels.rows("recent_alerts", project) if name == "overview" else None,
         })
 
     view.__name__ = name

@@ -1,13 +1,19 @@
 """`/api/v1/policy`, its versions and rollback: validate, call policy.store, answer."""
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from policy import api_shapes as shapes
 from policy import store
 from policy.conditional import match_fails, none_match
 from policy.document import PolicyError, parse_document
 from provenance.api.errors import error_response
+from provenance.api.openapi import ref
+
+ETAG = {"ETag": {"schema": {"type": "string"}, "description": "The version, for If-None-Match / If-Match."}}
 
 
 def invalid(error: PolicyError) -> Response:
@@ -32,6 +38,13 @@ def policy_response(policy: store.Policy, status_code: int = status.HTTP_200_OK)
 
 
 class PolicyView(APIView):
+    @extend_schema(
+        operation_id="policy_retrieve", summary="The fuse policy agents read", tags=["policy"],
+        parameters=[OpenApiParameter("If-None-Match", OpenApiTypes.STR, OpenApiParameter.HEADER,
+                                     description="The ETag you hold: 304 with no body while it is current.")],
+        responses={200: OpenApiResponse(shapes.POLICY, description="The policy, with its `ETag`."),
+                   304: OpenApiResponse(description="Not modified.")},
+    )
     def get(self, request):
         project = request.user.project
         conditional = request.META.get("HTTP_IF_NONE_MATCH")
@@ -42,6 +55,13 @@ class PolicyView(APIView):
                 return with_etag(Response(status=status.HTTP_304_NOT_MODIFIED), etag)
         return policy_response(store.current(project))
 
+    @extend_schema(
+        operation_id="policy_replace", summary="Replace the policy (a new version)", tags=["policy"],
+        parameters=[OpenApiParameter("If-Match", OpenApiTypes.STR, OpenApiParameter.HEADER,
+                                     description="Refuse (412) if the policy changed since this ETag.")],
+        request={"application/json": shapes.POLICY_PUT},
+        responses={200: shapes.POLICY, 412: ref("Error")},
+    )
     def put(self, request):
         project = request.user.project
         try:
@@ -64,11 +84,15 @@ def version_json(policy: store.Policy) -> dict:
 class PolicyVersionsView(APIView):
     """Every version, newest first (a plain list; version 0 is the built-in default)."""
 
+    @extend_schema(operation_id="policy_versions", summary="Every version, newest first", tags=["policy"],
+                   responses={200: shapes.VERSIONS})
     def get(self, request):
         return Response([version_json(p) for p in store.history(request.user.project)])
 
 
 class PolicyRollbackView(APIView):
+    @extend_schema(operation_id="policy_rollback", summary="A new version equal to an old one", tags=["policy"],
+                   request={"application/json": shapes.ROLLBACK}, responses={200: shapes.POLICY})
     def post(self, request):
         data = request.data
         if not isinstance(data, dict) or "version" not in data:
@@ -76,7 +100,7 @@ class PolicyRollbackView(APIView):
         unknown = sorted(set(data) - {"version", "note"})
         if unknown:
             return invalid(PolicyError({key: "unknown key; expected one of: version, note" for key in unknown}))
-        note = data.get("note") or ""
+        note = "" if data.get("note") is None else data["note"]
         if not isinstance(note, str):
             return invalid(PolicyError({"note": "must be a string"}))
         try:

@@ -1,10 +1,14 @@
-"""Bearer API keys: each key belongs to one project and only ever sees it."""
+"""Who is asking the API: a bearer API key (its project, reads and writes) or a
+signed-in person's session (the read API of a project they belong to, so the
+browsable API works in a browser; writes still need a key)."""
 
 from datetime import timedelta
 
+from django.http import Http404
 from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
+from provenance.membership import projects_for
 from provenance.models import ApiKey, hash_api_key
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -61,8 +65,74 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         return 'Bearer realm="api"'
 
 
+class SessionReader:
+    """A signed-in person reading one of their projects through the API.
+
+    Stands in for the user (the browsable API asks it for a username) and
+    carries the project the request reads, like an ApiClient does."""
+
+    def __init__(self, user, project):
+        self.user = user
+        self.project = project
+
+    def __getattr__(self, name):
+        return getattr(self.user, name)
+
+    def __str__(self):
+        return f"session:{self.user.get_username()}"
+
+
+PROJECT_PARAM = "project"
+SESSION_READ_ONLY = "a signed-in session may only read; send writes with Authorization: Bearer <api_key>"
+
+
+def session_project(user, slug: str | None):
+    """The project a session reads: `?project=SLUG` among the user's own, else
+    the first of them by slug; None when the user belongs to none."""
+    projects = projects_for(user).order_by("slug")
+    if slug:
+        project = projects.filter(slug=slug).first()
+        if project is None:
+            raise Http404
+        return project
+    return projects.first()
+
+
+class SessionReadAuthentication(authentication.SessionAuthentication):
+    """Django's session for people in a browser. Only without an Authorization
+    header: a request that names a key is judged by its key alone. CSRF is
+    checked as DRF does; unsafe methods are refused outright."""
+
+    def authenticate(self, request):
+        if request.META.get("HTTP_AUTHORIZATION"):
+            return None
+        user = getattr(request._request, "user", None)
+        if user is None or not user.is_active:
+            return None
+        if request.method not in permissions.SAFE_METHODS:
+            # Refused before CSRF is even checked: a session never writes.
+            raise exceptions.PermissionDenied(SESSION_READ_ONLY)
+        self.enforce_csrf(request)
+        project = session_project(user, request.query_params.get(PROJECT_PARAM))
+        if project is None:
+            raise exceptions.PermissionDenied("you belong to no project; ask an admin to add you to one")
+        return SessionReader(user, project), None
+
+    def authenticate_header(self, request):
+        # A 401 names the bearer scheme: a session never earns one.
+        return None
+
+
 class HasProject(permissions.BasePermission):
+    """An API key may do anything its project allows; a session only reads."""
+
     message = "an API key is required: Authorization: Bearer <api_key>"
 
     def has_permission(self, request, view):
-        return isinstance(request.user, ApiClient)
+        if isinstance(request.user, ApiClient):
+            return True
+        if isinstance(request.user, SessionReader):
+            if request.method in permissions.SAFE_METHODS:
+                return True
+            raise exceptions.PermissionDenied(SESSION_READ_ONLY)
+        return False

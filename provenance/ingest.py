@@ -1,9 +1,10 @@
 """The ingest path: a validated batch of events becomes a handful of statements.
 
-One transaction per batch. Event ids are claimed first (`ON CONFLICT DO
-NOTHING`), so a resent event stores nothing and two concurrent copies of the same
-batch serialise on the unique index instead of both writing. Everything else is
-one multi-row statement per table.
+One transaction per batch, one multi-row statement per table. Idempotency by
+event id: a node's record is the node itself (its product id is unique per
+project and it keeps its event id), other events' ids are kept in
+IngestedEvent. A resent event stores nothing; two concurrent copies of the
+same batch serialise on the unique indexes instead of both writing.
 """
 
 from collections import defaultdict
@@ -86,80 +87,139 @@ def store_new_events(project: Project, parsed: list, outcome: dict) -> None:
     if is_postgres():
         try:
             with transaction.atomic():
-                write_batch(project, parsed, outcome, now, optimistic=True)
+                copy_batch(project, parsed, outcome, now)
             return
         except IntegrityError:
             # Some id was taken already (a resend, a reused product id, a
             # concurrent copy of the batch): the conflict-safe path sorts out
             # who stored what, event by event.
             pass
-    write_batch(project, parsed, outcome, now, optimistic=False)
+    insert_batch(project, parsed, outcome, now)
 
 
-def write_batch(project: Project, parsed: list, outcome: dict, now, *, optimistic: bool) -> None:
-    """Writes one batch.
+@dataclass
+class SortedBatch:
+    """A batch's new events by kind; `nodes` holds one node per product id."""
 
-    The optimistic path (PostgreSQL) assumes every id is new and COPYs straight
-    into the tables: the common case, new events, costs no lookups at all, and a
-    unique index turns any taken id into an IntegrityError that sends the batch
-    down the conflict-safe path, which claims ids with
-    `INSERT … ON CONFLICT DO NOTHING` and works on any database."""
-    if optimistic:
-        fresh = {event.event_id for _, event in parsed}
-    else:
-        fresh = claim_event_ids(project, [event.event_id for _, event in parsed], now)
-    nodes, fuses, reviews, escalations = [], [], [], []
-    by_kind = {NodeEvent: nodes, FuseEvent: fuses, ReviewEvent: reviews, EscalationEvent: escalations}
+    nodes: list[tuple[int, NodeEvent]] = field(default_factory=list)
+    fuses: list[FuseEvent] = field(default_factory=list)
+    reviews: list[ReviewEvent] = field(default_factory=list)
+    escalations: list[EscalationEvent] = field(default_factory=list)
+
+    def other_trace_ids(self) -> list[str]:
+        return [e.trace_id for e in self.reviews] + [e.trace_id for e in self.escalations]
+
+
+def taken_product(node: NodeEvent) -> str:
+    return f"product_id: {node.product_id!r} is already used by another event"
+
+
+def sort_batch(
+    parsed: list, outcome: dict, fresh: set[str] | None = None, stored: dict[str, str] | None = None
+) -> SortedBatch:
+    """Sorts the new events by kind and gives each its status.
+
+    A node's own unique key is its idempotency record: a node whose product id
+    is `stored` already is a resend (200) when the stored node came from the
+    same event id, else a reused product id (409). Other events are resends
+    when their id is not `fresh` (None: every id is new). A product id may be
+    claimed only once: within the batch, the first wins and the others are 409s."""
+    batch = SortedBatch()
+    by_kind = {FuseEvent: batch.fuses, ReviewEvent: batch.reviews, EscalationEvent: batch.escalations}
+    stored = stored or {}
+    seen_products = set()
     for position, event in parsed:
-        if event.event_id not in fresh:
-            outcome[position] = (200, None)  # a resend: already stored
-            continue
-        outcome[position] = (201, None)
-        by_kind[type(event)].append((position, event))
-
-    # A product id may be claimed only once: within the batch, the first wins.
-    unique_nodes, seen_products = [], set()
-    for position, node in nodes:
-        if node.product_id in seen_products:
-            outcome[position] = (409, f"product_id: {node.product_id!r} is already used by another event")
+        if type(event) is not NodeEvent:
+            if fresh is not None and event.event_id not in fresh:
+                outcome[position] = (200, None)
+            else:
+                outcome[position] = (201, None)
+                by_kind[type(event)].append(event)
+        elif event.product_id in seen_products:
+            outcome[position] = (409, taken_product(event))
+        elif event.product_id in stored:
+            seen_products.add(event.product_id)
+            outcome[position] = (200, None) if stored[event.product_id] == event.event_id else (409, taken_product(event))
         else:
-            seen_products.add(node.product_id)
-            unique_nodes.append((position, node))
+            seen_products.add(event.product_id)
+            outcome[position] = (201, None)
+            batch.nodes.append((position, event))
+    return batch
 
-    if optimistic:
-        record_event_ids(project, [event.event_id for pos, event in parsed if outcome[pos][0] == 201], now)
-    trace_pks = upsert_traces(
-        project, [n for _, n in unique_nodes], [e.trace_id for _, e in reviews + escalations], now
-    )
-    if optimistic:
-        copy_nodes(project, unique_nodes, trace_pks, now)
-        inserted = seen_products
-        refused = []
-    else:
-        inserted = insert_nodes(project, unique_nodes, trace_pks, now)
-        refused = [(position, node) for position, node in unique_nodes if node.product_id not in inserted]
+
+def split_ids(parsed: list) -> tuple[list[str], list[str]]:
+    """(product ids of the node events, event ids of the others)."""
+    products, others = [], []
+    for _, event in parsed:
+        if type(event) is NodeEvent:
+            products.append(event.product_id)
+        else:
+            others.append(event.event_id)
+    return products, others
+
+
+def copy_batch(project: Project, parsed: list, outcome: dict, now) -> None:
+    """The optimistic path (PostgreSQL): assumes every id is new and COPYs
+    straight into the tables. The common case, new events, costs no lookups at
+    all; a unique index (a node's product id, another event's id) turns any
+    taken id into an IntegrityError, which sends the batch down `insert_batch`."""
+    batch = sort_batch(parsed, outcome)
+    record_event_ids(project, [e.event_id for e in batch.fuses + batch.reviews + batch.escalations], now)
+    trace_pks = upsert_traces(project, [n for _, n in batch.nodes], batch.other_trace_ids(), now)
+    copy_nodes(project, batch.nodes, trace_pks, now)
+    write_after_nodes(project, batch, batch.nodes, trace_pks, now)
+
+
+def insert_batch(project: Project, parsed: list, outcome: dict, now) -> None:
+    """The conflict-safe path, on any database: claims event ids with `INSERT …
+    ON CONFLICT DO NOTHING`, looks up which product ids are stored already, and
+    sorts out, event by event, what was stored before."""
+    products, other_ids = split_ids(parsed)
+    fresh = claim_event_ids(project, other_ids, now)
+    batch = sort_batch(parsed, outcome, fresh, stored_node_events(project, products))
+    trace_pks = upsert_traces(project, [n for _, n in batch.nodes], batch.other_trace_ids(), now)
+    inserted = insert_nodes(project, batch.nodes, trace_pks, now)
+    refused = [(position, node) for position, node in batch.nodes if node.product_id not in inserted]
+    if refused:
+        # Taken since the look-up, by a concurrent batch: a copy of this same
+        # event (200) or another event (409).
+        stored = stored_node_events(project, [node.product_id for _, node in refused])
         for position, node in refused:
-            outcome[position] = (409, f"product_id: {node.product_id!r} is already used by another event")
-        conflicted = [node for position, node in nodes if outcome[position][0] == 409]
-        if conflicted:
-            release_refused_events(project, conflicted)
-
-    insert_edges(project, unique_nodes, inserted, trace_pks)
-    insert_fuses(project, unique_nodes, inserted, [f for _, f in fuses])
-    apply_fuse_states(project, list(inserted) + [f.product_id for _, f in fuses])
-    insert_escalations(project, [e for _, e in escalations], trace_pks)
-    insert_reviews(project, [r for _, r in reviews], trace_pks)
-    close_escalations(project, [r for _, r in reviews], trace_pks, now)
+            outcome[position] = (200, None) if stored.get(node.product_id) == node.event_id else (409, taken_product(node))
+    write_after_nodes(project, batch, [(p, n) for p, n in batch.nodes if n.product_id in inserted], trace_pks, now)
     if refused:
         # After the reviews: a trace a review in this batch points at must stay.
         recount_traces(project, {trace_pks[n.trace_id] for _, n in refused})
 
+
+def stored_node_events(project: Project, product_ids: list[str]) -> dict[str, str]:
+    """product id -> event id of the nodes stored already among `product_ids`."""
+    if not product_ids:
+        return {}
+    clause, params = in_list(product_ids)
+    with bound_cursor() as cursor:
+        cursor.execute(
+            f"SELECT product_id, event_id FROM {Node._meta.db_table} WHERE project_id = %s AND product_id {clause}",
+            [project.pk, *params],
+        )
+        return dict(cursor.fetchall())
+
+
+def write_after_nodes(project: Project, batch: SortedBatch, stored: list, trace_pks: dict[str, int], now) -> None:
+    """Everything that follows the nodes written (`stored`): their edges and
+    inline fuses, fuse states, escalations, reviews, and the live update."""
+    insert_edges(project, stored, trace_pks)
+    insert_fuses(project, stored, batch.fuses)
+    apply_fuse_states(project, [n.product_id for _, n in stored] + [f.product_id for f in batch.fuses])
+    insert_escalations(project, batch.escalations, trace_pks)
+    insert_reviews(project, batch.reviews, trace_pks)
+    close_escalations(project, batch.reviews, trace_pks, now)
+
     new_nodes_by_trace: dict[int, list[str]] = defaultdict(list)
-    for _, node in unique_nodes:
-        if node.product_id in inserted:
-            new_nodes_by_trace[trace_pks[node.trace_id]].append(node.product_id)
-    touched_traces = set(new_nodes_by_trace) | {trace_pks[e.trace_id] for _, e in reviews + escalations}
-    if touched_traces or fuses:
+    for _, node in stored:
+        new_nodes_by_trace[trace_pks[node.trace_id]].append(node.product_id)
+    touched_traces = set(new_nodes_by_trace) | {trace_pks[t] for t in batch.other_trace_ids()}
+    if touched_traces or batch.fuses:
         transaction.on_commit(
             lambda: live.publish_ingest(project.pk, dict(new_nodes_by_trace), sorted(touched_traces))
         )
@@ -182,20 +242,7 @@ def claim_event_ids(project: Project, event_ids: list[str], now) -> set[str]:
 
 def record_event_ids(project: Project, event_ids: list[str], now) -> None:
     copy_rows(IngestedEvent._meta.db_table, ["project_id", "event_id", "received_at"],
-              [(project.pk, event_id, now) for event_id in event_ids])
-
-
-def release_refused_events(project: Project, refused: list[NodeEvent]) -> None:
-    """An event refused for a taken product id was not stored; free its id so a
-    corrected resend is accepted."""
-    if not refused:
-        return
-    clause, params = in_list([n.event_id for n in refused])
-    with bound_cursor() as cursor:
-        cursor.execute(
-            f"DELETE FROM {IngestedEvent._meta.db_table} WHERE project_id = %s AND event_id {clause}",
-            [project.pk, *params],
-        )
+              [(project.pk, event_id, now) for event_id in event_ids], ["bigint", "text", "timestamptz"])
 
 
 def upsert_traces(project: Project, nodes: list[NodeEvent], other_trace_ids: list[str], now) -> dict[str, int]:
@@ -295,14 +342,13 @@ def insert_nodes(project: Project, nodes: list, trace_pks: dict[str, int], now) 
 
 def copy_nodes(project: Project, nodes: list, trace_pks: dict[str, int], now) -> None:
     """COPY; a product id that is taken already raises IntegrityError."""
-    copy_rows(Node._meta.db_table, NODE_COLUMNS, [node_row(project, n, trace_pks, now) for _, n in nodes])
+    copy_rows(Node._meta.db_table, NODE_COLUMNS, [node_row(project, n, trace_pks, now) for _, n in nodes], NODE_TYPES)
 
 
-def insert_edges(project: Project, nodes: list, inserted: set[str], trace_pks: dict[str, int]) -> None:
+def insert_edges(project: Project, nodes: list, trace_pks: dict[str, int]) -> None:
     rows = [
         (project.pk, trace_pks[n.trace_id], n.product_id, parent, position)
         for _, n in nodes
-        if n.product_id in inserted
         for position, parent in enumerate(n.parent_ids)
     ]
     insert_many(
@@ -319,8 +365,8 @@ def fuse_row(project: Project, event: NodeEvent | FuseEvent, inline: bool) -> tu
             fuse.reason_code, fuse.policy_version, fuse.threshold, fuse.by_agent_id, inline, event.timestamp)
 
 
-def insert_fuses(project: Project, nodes: list, inserted: set[str], fuse_events: list[FuseEvent]) -> None:
-    rows = [fuse_row(project, n, True) for _, n in nodes if n.fuse is not None and n.product_id in inserted]
+def insert_fuses(project: Project, nodes: list, fuse_events: list[FuseEvent]) -> None:
+    rows = [fuse_row(project, n, True) for _, n in nodes if n.fuse is not None]
     rows += [fuse_row(project, f, False) for f in fuse_events]
     insert_many(
         Fuse._meta.db_table,

@@ -7,7 +7,9 @@ from provenance.models import Project, Trace
 
 
 def projects_for(user):
-    if not user.is_authenticated:
+    # An API request's principal: a session reader stands for its user; a key is no user.
+    user = getattr(user, "user", user)
+    if not user.is_authenticated or getattr(user, "pk", None) is None:
         return Project.objects.none()
     if user.is_staff:
         return Project.objects.all()

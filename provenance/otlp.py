@@ -19,6 +19,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+from provenance import span_conventions
 from provenance.validation import MAX_PARENTS
 
 PROTOBUF = "application/x-protobuf"
@@ -53,13 +54,11 @@ class BadRequest(Exception):
 
 @dataclass
 class Conversion:
+    # One node event per span, and the reviews that evaluations on spans imply.
     events: list[dict] = field(default_factory=list)
     # Spans refused before ingest (no usable ids or timestamp), as messages.
     rejections: list[str] = field(default_factory=list)
-
-    @property
-    def span_count(self) -> int:
-        return len(self.events) + len(self.rejections)
+    span_count: int = 0
 
 
 def media_type(content_type: str) -> str | None:
@@ -168,6 +167,12 @@ def timestamp_of(span: Span) -> str | None:
     return (EPOCH + timedelta(microseconds=nanos // 1000)).isoformat()
 
 
+def end_timestamp_of(span: Span) -> str | None:
+    if not span.end_time_unix_nano:
+        return None
+    return (EPOCH + timedelta(microseconds=span.end_time_unix_nano // 1000)).isoformat()
+
+
 def event_id_for(trace_hex: str, span_hex: str) -> str:
     return f"{EVENT_ID_PREFIX}{trace_hex}:{span_hex}"
 
@@ -185,15 +190,17 @@ def convert(request: ExportTraceServiceRequest) -> Conversion:
         for scope_spans in resource_spans.scope_spans:
             scope = scope_spans.scope
             for span in scope_spans.spans:
+                result.span_count += 1
                 try:
-                    result.events.append(span_event(span, resource, scope))
+                    result.events += span_events(span, resource, scope)
                 except ValueError as error:
                     result.rejections.append(str(error))
     return result
 
 
-def span_event(span: Span, resource: dict, scope) -> dict:
-    """One span as a `node` event; ValueError names why it cannot be one."""
+def span_events(span: Span, resource: dict, scope) -> list[dict]:
+    """One span as a `node` event, followed by the `review` events its evaluation
+    attributes imply; ValueError names why it cannot be a node."""
     if len(span.trace_id) != 16 or not any(span.trace_id):
         raise ValueError(f"span {span.span_id.hex() or '?'}: traceId must be 16 bytes, not all zero")
     trace_hex = span.trace_id.hex()
@@ -214,17 +221,30 @@ def span_event(span: Span, resource: dict, scope) -> dict:
     linked = [link for link in span.links if len(link.span_id) == 8 and any(link.span_id)]
     parent_ids += [link.span_id.hex() for link in linked]
 
+    failed = span.status.code == Status.STATUS_CODE_ERROR
+    # OpenInference / GenAI conventions first; every denoise.* attribute below overrides them.
+    implied = span_conventions.read(attrs, failed)
     body = {
         "trace_id": trace_hex,
         "product_id": span_hex,
         "agent_id": attrs.pop("denoise.agent_id", None)
-        or attrs.get("gen_ai.agent.name")
+        or implied.agent_id
         or resource.get("service.name")
         or UNKNOWN_SERVICE,
-        "step": span.name,
+        "step": implied.step or span.name,
         "parent_ids": parent_ids,
-        "status": "error" if span.status.code == Status.STATUS_CODE_ERROR else "ok",
+        "status": "error" if failed else "ok",
     }
+    if implied.source_type:
+        body["source_type"] = implied.source_type
+    if implied.raw_input is not None and "denoise.raw_input" not in attrs:
+        body["raw_input"] = implied.raw_input
+        attrs.pop("input.value", None)
+    if implied.content is not None and "denoise.content" not in attrs:
+        body["content"] = implied.content
+        attrs.pop("output.value", None)
+    if implied.confidence is not None and not {"denoise.confidence", "denoise.confidence_scale"} & attrs.keys():
+        body["confidence"] = implied.confidence
     for key, name in NUMBER_ATTRIBUTES.items():
         if key in attrs:
             body[name] = as_number(attrs.pop(key))
@@ -235,7 +255,8 @@ def span_event(span: Span, resource: dict, scope) -> dict:
     for key, name in INT_ATTRIBUTES.items():
         if key in attrs:
             body[name] = as_int(attrs.pop(key))
-    metrics = {key.removeprefix(METRIC_PREFIX): attrs.pop(key) for key in list(attrs) if key.startswith(METRIC_PREFIX)}
+    metrics = {**implied.metrics,
+               **{key.removeprefix(METRIC_PREFIX): attrs.pop(key) for key in list(attrs) if key.startswith(METRIC_PREFIX)}}
     if metrics:
         body["metrics"] = metrics
     decision = attrs.pop("denoise.fuse.decision", None)
@@ -251,6 +272,8 @@ def span_event(span: Span, resource: dict, scope) -> dict:
             body["fuse"]["reason_code"] = reason_code
         if policy_version is not None:
             body["fuse"]["policy_version"] = as_int(policy_version)
+    elif implied.fuse:
+        body["fuse"] = implied.fuse
 
     otel = {
         "span_name": span.name,
@@ -267,8 +290,22 @@ def span_event(span: Span, resource: dict, scope) -> dict:
     ]
     if other_trace_links:
         otel["links"] = other_trace_links
-    body["metadata"] = {**attrs, "otel": otel}
-    return {"id": event_id_for(trace_hex, span_hex), "type": "node", "timestamp": timestamp, "body": body}
+    body["metadata"] = {**implied.metadata, **attrs, "otel": otel}
+    node = {"id": event_id_for(trace_hex, span_hex), "type": "node", "timestamp": timestamp, "body": body}
+    return [node, *review_events(trace_hex, span_hex, end_timestamp_of(span) or timestamp, implied.reviews)]
+
+
+def review_events(trace_hex: str, span_hex: str, timestamp: str, reviews: list[tuple[str, str, bool]]) -> list[dict]:
+    """An evaluation's verdict as a review: of the trace's answer when an
+    evaluator span judged it, else of the span's own node."""
+    events = []
+    for index, (verdict, comment, whole_trace) in enumerate(reviews):
+        body = {"trace_id": trace_hex, "verdict": verdict, "comment": comment}
+        if not whole_trace:
+            body["product_id"] = span_hex
+        events.append({"id": f"{event_id_for(trace_hex, span_hex)}:review:{index}", "type": "review",
+                       "timestamp": timestamp, "body": body})
+    return events
 
 
 def partial_success(total: int, rejections: list[str]) -> ExportTraceServiceResponse:

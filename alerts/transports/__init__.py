@@ -1,9 +1,10 @@
 """Destination kinds: one Transport class each, looked up by `Destination.kind`."""
 
 from alerts.transports.base import Sent, Transport, TransportError
+from alerts.transports.inbox import Inbox
 from alerts.transports.webhook import Webhook
 
-TRANSPORTS: dict[str, type[Transport]] = {"webhook": Webhook}
+TRANSPORTS: dict[str, type[Transport]] = {"webhook": Webhook, "inbox": Inbox}
 
 
 def transport_for(destination) -> Transport:

@@ -1,6 +1,8 @@
 """GET /api/v1/metrics/…: the dashboards' series as JSON, for the API key's project."""
 
 from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -9,6 +11,7 @@ from metrics.dashboards import DASHBOARDS
 from metrics.filter_options import filter_options
 from metrics.params import ChartParamsSerializer
 from metrics.values import METRICS, window_values
+from provenance.api.openapi import FREE_OBJECT, NUMBER, STRING, array, nullable, obj
 
 
 def chart_params(request):
@@ -17,7 +20,20 @@ def chart_params(request):
     return serializer.validated_data
 
 
+QUERY = {**FREE_OBJECT, "description": "The parameters as understood: start, end, step, range and filters."}
+
+
 class DashboardView(APIView):
+    """The series a dashboard page draws, as JSON."""
+
+    @extend_schema(
+        operation_id="metrics_dashboard",
+        summary="A dashboard's series",
+        parameters=[OpenApiParameter("name", OpenApiTypes.STR, OpenApiParameter.PATH, enum=list(DASHBOARDS)),
+                    ChartParamsSerializer],
+        responses={200: obj({"query": QUERY}, additionalProperties=True)},
+        tags=["metrics"],
+    )
     def get(self, request, name):
         if name not in DASHBOARDS:
             raise Http404
@@ -28,16 +44,29 @@ class ValuesView(APIView):
     """The alert metrics over one window: ?start&end (or ?range) and filters;
     ?metrics=a,b narrows the answer."""
 
+    @extend_schema(
+        operation_id="metrics_values",
+        summary="The alert metrics over one window",
+        parameters=[ChartParamsSerializer,
+                    OpenApiParameter("metrics", OpenApiTypes.STR, description=f"Comma-separated subset of: {', '.join(METRICS)}.")],
+        responses={200: obj({"query": QUERY, "values": {"type": "object", "additionalProperties": nullable(NUMBER)}})},
+        tags=["metrics"],
+    )
     def get(self, request):
         params = chart_params(request)
         try:
             wanted = check_metrics([m for m in request.query_params.get("metrics", "").split(",") if m] or METRICS)
         except ValueError as error:
-            return Response({"error": "invalid request", "fields": {"metrics": [str(error)]}}, status=400)
+            return Response({"error": f"metrics: {error}", "fields": {"metrics": str(error)}}, status=400)
         values = window_values(request.user.project, params.start, params.end, params.filters, wanted)
         return Response({"query": params.query(), "values": values})
 
 
 class OptionsView(APIView):
+    """The values the filters offer: every agent, step, source type, round and metric name used."""
+
+    @extend_schema(operation_id="metrics_options", summary="Filter values in use",
+                   responses={200: {"type": "object", "additionalProperties": array({"oneOf": [STRING, NUMBER]})}},
+                   tags=["metrics"])
     def get(self, request):
         return Response(filter_options(request.user.project))

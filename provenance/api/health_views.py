@@ -1,8 +1,10 @@
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from provenance import health
+from provenance.api import shapes
 from provenance.models import FindingKind
 
 
@@ -15,6 +17,8 @@ class LatestHealthView(APIView):
     Before the first run: `{"checked_at": null, "findings": []}`, so a client
     reads one shape whether or not the check has run yet."""
 
+    @extend_schema(operation_id="health_latest", summary="The newest DAG health report", parameters=[LatestHealthQuery],
+                   responses={200: shapes.HEALTH_REPORT}, tags=["health"])
     def get(self, request):
         query = LatestHealthQuery(data=request.query_params)
         query.is_valid(raise_exception=True)

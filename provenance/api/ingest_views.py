@@ -1,9 +1,11 @@
 import orjson
 from django.conf import settings
 from django.http import HttpResponse
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.views import APIView
 
+from provenance.api import openapi, shapes
 from provenance.api.body import BadEncoding, BodyTooLarge, read_body
 from provenance.api.errors import error_response
 from provenance.ingest import ingest_events
@@ -14,6 +16,17 @@ class IngestView(APIView):
 
     parser_classes = []
 
+    @extend_schema(
+        operation_id="ingest",
+        summary="Send a batch of events",
+        description="At most 1,000 events and 5 MiB (`413` otherwise, nothing stored); a body that is not JSON "
+                    "or has no `batch` list is a `400`, nothing stored. Otherwise `207` with one result per event. "
+                    "`Content-Encoding: gzip` is accepted.",
+        request={"application/json": shapes.INGEST_REQUEST},
+        responses={207: shapes.INGEST_RESULT},
+        examples=[openapi.INGEST_EXAMPLE, openapi.INGEST_RESULT_EXAMPLE],
+        tags=["ingest"],
+    )
     def post(self, request):
         limit_events, limit_bytes = settings.INGEST_MAX_EVENTS, settings.INGEST_MAX_BYTES
         try:

@@ -1,15 +1,32 @@
 """Query-parameter parsing shared by the API's serializers."""
 
-from datetime import datetime
+from datetime import UTC, datetime
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from provenance.validation import EventError, parse_timestamp
+
+# Far enough from datetime's limits that windows and ranges around them stay representable.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
 
 
 def timestamp_param(value: str) -> datetime:
     """An ISO 8601 query parameter, or a validation error that says why not."""
     try:
-        return parse_timestamp(value)
+        parsed = parse_timestamp(value)
     except EventError as error:
         raise serializers.ValidationError(error.message.removeprefix("timestamp: ")) from None
+    if not EARLIEST <= parsed < LATEST:
+        raise serializers.ValidationError(f"must be between {EARLIEST.year} and {LATEST.year}")
+    return parsed
+
+
+@extend_schema_field(OpenApiTypes.DATETIME)
+class TimestampField(serializers.CharField):
+    """An ISO 8601 instant (UTC when it has no offset), as a timezone-aware datetime."""
+
+    def to_internal_value(self, data) -> datetime:
+        return timestamp_param(super().to_internal_value(data))

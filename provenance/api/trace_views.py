@@ -1,13 +1,13 @@
-from datetime import datetime
-
 from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from provenance import explorer, reading
-from provenance.api.params import timestamp_param
+from provenance.api import shapes
+from provenance.api.params import TimestampField
 from provenance.json_limits import clip_depth
 from provenance.models import Node, Review, Trace
 from provenance.validation import MAX_DEPTH
@@ -18,22 +18,24 @@ class TracePagination(PageNumberPagination):
     page_size_query_param = "page_size"
     max_page_size = 500
 
+    def get_page_size(self, request):
+        # DRF falls back to the default on a bad value; a client that asked for
+        # something else should hear that it was not understood.
+        raw = request.query_params.get(self.page_size_query_param, "")
+        if raw and not (raw.isdigit() and int(raw) > 0):
+            raise serializers.ValidationError({self.page_size_query_param: "must be a positive integer"})
+        return super().get_page_size(request)
+
 
 class TraceFilterSerializer(serializers.Serializer):
     agent_id = serializers.CharField(required=False, default="")
     step = serializers.CharField(required=False, default="")
-    since = serializers.CharField(required=False)
-    until = serializers.CharField(required=False)
+    since = TimestampField(required=False)
+    until = TimestampField(required=False)
     has_fused = serializers.BooleanField(required=False, allow_null=True, default=None)
     has_low_confidence = serializers.BooleanField(required=False, allow_null=True, default=None)
     verdict = serializers.ChoiceField(choices=["correct", "incorrect"], required=False, default="")
     q = serializers.CharField(required=False, default="")
-
-    def validate_since(self, value) -> datetime:
-        return timestamp_param(value)
-
-    def validate_until(self, value) -> datetime:
-        return timestamp_param(value)
 
     def to_filters(self) -> reading.TraceFilters:
         data = self.validated_data
@@ -61,9 +63,23 @@ def trace_summary(trace: Trace) -> dict:
     }
 
 
+TRACE_ID = OpenApiParameter("trace_id", str, OpenApiParameter.PATH, description="The client's trace id.",
+                            examples=[OpenApiExample("a trace", value="t-1")])
+PRODUCT_ID = OpenApiParameter("product_id", str, OpenApiParameter.PATH, description="The node's product id.",
+                              examples=[OpenApiExample("its final answer", value="final")])
+
+PAGE_PARAMETERS = [
+    OpenApiParameter("page", int, description="1-based page number (past the last page: 404)."),
+    OpenApiParameter("page_size", int, description=f"Traces per page (default {TracePagination.page_size}, "
+                                                    f"at most {TracePagination.max_page_size})."),
+]
+
+
 class TraceListView(APIView):
     """`GET /api/v1/traces`: newest first, paginated, filterable."""
 
+    @extend_schema(operation_id="traces_list", summary="List traces", parameters=[TraceFilterSerializer, *PAGE_PARAMETERS],
+                   responses={200: shapes.TRACE_PAGE}, tags=["traces"])
     def get(self, request):
         params = TraceFilterSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
@@ -84,6 +100,7 @@ def get_node(request, trace_id: str, product_id: str) -> Node:
 class TraceDetailView(APIView):
     """`GET /api/v1/traces/{trace_id}`: the trace's nodes with their parents."""
 
+    @extend_schema(operation_id="traces_retrieve", parameters=[TRACE_ID], summary="A trace and its nodes", responses={200: shapes.TRACE_DETAIL}, tags=["traces"])
     def get(self, request, trace_id):
         trace = get_trace(request, trace_id)
         return Response({**trace_summary(trace), "nodes": reading.trace_nodes(trace)})
@@ -92,6 +109,8 @@ class TraceDetailView(APIView):
 class NodeDetailView(APIView):
     """`GET /api/v1/traces/{trace_id}/nodes/{product_id}`: one node in full."""
 
+    @extend_schema(operation_id="nodes_retrieve", parameters=[TRACE_ID, PRODUCT_ID],
+                   summary="One node in full", responses={200: shapes.NODE_DETAIL}, tags=["traces"])
     def get(self, request, trace_id, product_id):
         node = get_node(request, trace_id, product_id)
         summary = reading.trace_nodes(node.trace, [node.pk])[0]
@@ -123,6 +142,8 @@ def only(row: dict, *keys: str) -> dict:
 class RootCauseView(APIView):
     """`GET …/nodes/{product_id}/root-cause`: the page's answer, in the contract's fields."""
 
+    @extend_schema(operation_id="nodes_root_cause", parameters=[TRACE_ID, PRODUCT_ID],
+                   summary="Why a node went wrong", responses={200: shapes.ROOT_CAUSE}, tags=["traces"])
     def get(self, request, trace_id, product_id):
         answer = explorer.root_cause(request.user.project, get_node(request, trace_id, product_id))
         return Response({
@@ -135,6 +156,8 @@ class RootCauseView(APIView):
 class ImpactView(APIView):
     """`GET …/nodes/{product_id}/impact`: every node that consumed it, transitively."""
 
+    @extend_schema(operation_id="nodes_impact", parameters=[TRACE_ID, PRODUCT_ID],
+                   summary="A node's blast radius", responses={200: shapes.IMPACT}, tags=["traces"])
     def get(self, request, trace_id, product_id):
         answer = explorer.impact(request.user.project, get_node(request, trace_id, product_id))
         return Response({

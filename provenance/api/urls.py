@@ -1,8 +1,11 @@
 from django.urls import path
 
-from provenance.api import health_views, ingest_views, project_views, trace_views
+from provenance.api import description_views, health_views, ingest_views, project_views, trace_views
 
 urlpatterns = [
+    path("", description_views.ApiRootView.as_view(), name="api-root"),
+    path("schema", description_views.SchemaView.as_view(), name="api-schema"),
+    path("docs", description_views.DocsView.as_view(), name="api-docs"),
     path("ingest", ingest_views.IngestView.as_view(), name="api-ingest"),
     path("traces", trace_views.TraceListView.as_view(), name="api-traces"),
     path("traces/<path:trace_id>/nodes/<path:product_id>/root-cause", trace_views.RootCauseView.as_view(), name="api-root-cause"),

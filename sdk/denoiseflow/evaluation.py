@@ -19,18 +19,15 @@ onto a provenance DAG on the dashboard. Standard library only.
 """
 
 import contextvars
-import http.client
 import json
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from denoiseflow.recorder import NodeRef, Recorder, get_recorder
-from denoiseflow.transport import Reply, TransportError
+from denoiseflow.transport import HttpTransport, TransportError
 from denoiseflow.version import USER_AGENT
 
 AGENT_ID = "evaluation"
@@ -81,18 +78,8 @@ class Client:
     """The few JSON calls of the evaluation API, over the recorder's URL and key."""
 
     def __init__(self, url: str, api_key: str, timeout: float = 30.0):
-        self.url, self.api_key, self.timeout = url.rstrip("/"), api_key, timeout
-
-    def send(self, method: str, url: str, data: bytes | None, headers: dict) -> Reply:
-        request = urllib.request.Request(url, data=data, headers=headers, method=method)
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return Reply(response.status, dict(response.headers), response.read())
-        except urllib.error.HTTPError as error:
-            with error:
-                return Reply(error.code, dict(error.headers or {}), error.read())
-        except (OSError, http.client.HTTPException) as error:
-            raise TransportError(str(error) or type(error).__name__) from error
+        self.url, self.api_key = url.rstrip("/"), api_key
+        self.transport = HttpTransport(timeout)
 
     def call(self, method: str, path: str, body=None, query: dict | None = None):
         url = self.url + path + ("?" + urllib.parse.urlencode(query) if query else "")
@@ -103,7 +90,7 @@ class Client:
             data = json.dumps(body, default=str).encode()
             headers["Content-Type"] = "application/json"
         try:
-            reply = self.send(method, url, data, headers)
+            reply = self.transport.request(method, url, data, headers)
         except TransportError as error:
             raise EvaluationError(f"{method} {path}: the dashboard could not be reached ({error})") from None
         try:

@@ -30,7 +30,10 @@ class HttpTransport:
         self.timeout = timeout
 
     def post(self, url: str, body: bytes, headers: dict) -> Reply:
-        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        return self.request("POST", url, body, headers)
+
+    def request(self, method: str, url: str, body: bytes | None, headers: dict) -> Reply:
+        request = urllib.request.Request(url, data=body, headers=headers, method=method)
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 return Reply(response.status, dict(response.headers), response.read())

@@ -4,7 +4,7 @@ rule fires on the traffic it is meant to catch."""
 import pytest
 from rest_framework.exceptions import ValidationError
 
-from alerts.demo_rules import install_demo_rules
+from demo.alert_rules import install_demo_rules
 from tests.conftest import node_event
 
 

@@ -105,7 +105,6 @@ def test_the_history_spans_three_days_with_reviews_fuses_and_two_rounds(loaded, 
 
 
 def test_the_demo_alert_rules_fire_on_the_degradation_under_way(loaded, db):
-    pytest.importorskip("alerts.demo_rules")
     events = loaded.api().get("/api/v1/alerts").json()
     events = events["results"] if isinstance(events, dict) else events
     assert len({e["rule_id"] for e in events if e["state"] == "firing"}) == 3

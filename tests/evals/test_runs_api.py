@@ -190,3 +190,18 @@ def test_another_projects_run_is_not_found(api, other_api, dataset, run):
     assert other_api.post("/api/v1/runs", {"dataset": "ds"}, format="json").status_code == 404
     assert other_api.get("/api/v1/runs").json() == []
     assert api.get(f"/api/v1/runs/{run_id}").json()["status"] == "open"
+
+
+def test_a_large_batch_takes_the_bulk_path_and_replaces_in_place(api, dataset):
+    dataset("big", number_items(300))
+    run_id = api.post("/api/v1/runs", {"dataset": "big"}, format="json").json()["id"]
+    first = [{"item_id": f"q-{i}", "actual": i * 10 if i % 3 else 0, "latency_ms": 5.5, "trace_id": f"t-{i}"}
+             for i in range(1, 301)]
+    answer = api.post(f"/api/v1/runs/{run_id}/results", {"results": first}, format="json").json()
+    assert {e["status"] for e in answer} == {201}
+    again = [{"item_id": f"q-{i}", "actual": i * 10, "escalated": True} for i in range(1, 301)]
+    answer = api.post(f"/api/v1/runs/{run_id}/results", {"results": again}, format="json").json()
+    assert {e["status"] for e in answer} == {200} and all(e["passed"] for e in answer)
+    summary = api.get(f"/api/v1/runs/{run_id}").json()
+    assert (summary["passed"], summary["judged"], summary["intervention_rate"]) == (300, 300, 1.0)
+    assert summary["results"][0]["trace_id"] == "" and summary["mean_latency_ms"] is None

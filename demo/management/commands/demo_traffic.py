@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from demo import accounts
-from demo.noise import LiveNoise
+from demo.model_quality import LiveNoise
 from demo.workflow import Ticket, run_ticket
 from denoiseflow import Recorder
 

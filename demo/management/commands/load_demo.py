@@ -6,15 +6,15 @@ from django.core.management.base import BaseCommand, CommandError
 from django.urls import NoReverseMatch
 from django.utils import timezone
 
-from demo import accounts, history, policy_story, truth_sets
+from demo import accounts, history, large_run, planted_faults, policy_story, truth_sets
 from demo.local_server import serving
-from demo.noise import HistoryNoise
+from demo.model_quality import HistoryNoise
 from denoiseflow import Recorder
 from provenance.models import Trace
 
 # Jobs the schedule runs anyway; run once here so the dashboards and alerts are
 # current the moment the server starts.
-FOLLOW_UP_COMMANDS = ("refresh_metric_rollups", "evaluate_alerts")
+FOLLOW_UP_COMMANDS = ("refresh_metric_rollups", "evaluate_alerts", "check_dag_health")
 
 
 class Command(BaseCommand):
@@ -43,6 +43,13 @@ class Command(BaseCommand):
             recorder = Recorder(url, access.api_key, batch_size=500, flush_interval=0.1, max_buffer=2_000_000,
                                 backoff_base=0.2, max_backoff=2.0)
             filled = history.fill(recorder, noise, existing, scale)
+            # Each part of the demo's story is one module and one line here.
+            planted_faults.plant(recorder, noise.now)
+            if scale >= 0.5:  # a quick run (tests, --scale 0.1) skips the 5,000-node run
+                large_run.record(recorder, noise.now)
+            # The embedded SQLite takes one writer at a time: let the SDK's
+            # batches land before the parts that post on their own.
+            recorder.flush(timeout=300)
             truth_sets.load(recorder)
             policy_story.tell(recorder, access.project, noise.now, scale)
             delivered = recorder.close(timeout=300)
@@ -65,7 +72,7 @@ class Command(BaseCommand):
             bad = Trace.objects.get(project=access.project, trace_id=history.BAD_ANSWER_TRACE).get_absolute_url()
         except (Trace.DoesNotExist, NoReverseMatch):
             bad = f"/ (trace {history.BAD_ANSWER_TRACE})"
-        rules = "no alert rules (alerts.demo_rules missing)" if access.rules is None else f"{access.rules} alert rules"
+        rules = f"{access.rules} alert rules delivering to the webhook inbox"
         self.stdout.write(
             f"Demo project '{access.project.slug}': {filled.tickets} new tickets ({filled.skipped} already there), "
             f"{stats['sent']} events sent through the SDK, {rules}, in {seconds:.1f} s.\n"

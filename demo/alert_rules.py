@@ -1,12 +1,13 @@
-"""The three rules the demo project ships with (issue: "Rules to ship in the
-demo project"). They have no destination unless a webhook URL is given: firings
-show in the alert history and on each rule's page. A URL on loopback is only
-accepted with WEBHOOK_ALLOW_PRIVATE=1, like any other destination."""
+"""The three rules the demo project ships with. In the demo they deliver to
+the built-in webhook inbox (`inbox=True`), so a firing is seen arriving,
+signed, on the inbox page; a webhook URL can be given instead. A URL on
+loopback is only accepted with WEBHOOK_ALLOW_PRIVATE=1, like any other
+destination."""
 
 from django.db import transaction
 
-from alerts import rules
-from alerts.models import AlertRule
+from alerts import rules, signing
+from alerts.models import AlertRule, Destination
 from alerts.serializers import AlertRuleSerializer
 
 DEMO_RULES = [
@@ -36,8 +37,10 @@ DEMO_RULES = [
 
 
 @transaction.atomic
-def install_demo_rules(project, webhook_url: str | None = None) -> list[AlertRule]:
-    """Creates the demo rules the project does not have yet (matched by name)."""
+def install_demo_rules(project, webhook_url: str | None = None, inbox: bool = False) -> list[AlertRule]:
+    """Creates the demo rules the project does not have yet (matched by name);
+    with `inbox`, each gets an inbox destination if it has none (the demo's
+    opt-in to the inbox, whatever WEBHOOK_INBOX says)."""
     existing = {rule.name: rule for rule in AlertRule.objects.filter(project=project)}
     installed = []
     for spec in DEMO_RULES:
@@ -48,4 +51,9 @@ def install_demo_rules(project, webhook_url: str | None = None) -> list[AlertRul
         serializer = AlertRuleSerializer(data=data)
         serializer.is_valid(raise_exception=True)
         installed.append(rules.create_rule(project, serializer.validated_data))
+    if inbox:
+        for rule in installed:
+            if not rule.destinations.filter(kind="inbox").exists():
+                Destination.objects.create(rule=rule, kind="inbox", config={"secret": signing.new_secret()},
+                                           position=rule.destinations.count())
     return installed

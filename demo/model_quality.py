@@ -1,4 +1,4 @@
-"""How noisy the fake LLM is at a given moment: a slow drift, and incidents.
+"""How noisy the fake LLM is at a given moment (its model quality over time): a slow drift, and incidents.
 
 History (load_demo): retrieval quality drifts down over three days (a stale
 index), there was an incident about 39 hours ago, and one is under way in the

@@ -1,0 +1,59 @@
+"""JSON Schemas of the alerts API's answers (`alerts.rules.rule_json`,
+`event_json`), for the OpenAPI document."""
+
+from alerts.conditions import FILTER_KEYS, MATCHES, OPS, RULE_METRICS
+from alerts.models import RuleState
+from provenance.api.openapi import BOOLEAN, DATETIME, INTEGER, NUMBER, STRING, array, enum, nullable, obj
+
+CONDITION = obj(
+    {
+        "metric": enum(*RULE_METRICS),
+        "window": {**STRING, "example": "15m"},
+        "change": enum("relative"),
+        "filters": obj({key: STRING for key in FILTER_KEYS}, required=[]),
+        "op": enum(*OPS),
+        "threshold": NUMBER,
+    },
+    required=["metric", "window", "op", "threshold"],
+)
+
+VALUE = obj({"metric": STRING, "value": nullable({**NUMBER, "description": "Infinity is written as the token `Infinity`."})},
+            required=["metric", "value"])
+
+DESTINATION = obj(
+    {
+        "id": INTEGER,
+        "type": enum("webhook"),
+        "url": STRING,
+        "secret": STRING,
+        "disabled": {**BOOLEAN, "description": "Turned off after a permanent failure."},
+        "disabled_reason": STRING,
+    },
+    required=["id", "type", "disabled", "disabled_reason"],
+)
+
+RULE = obj({
+    "id": INTEGER,
+    "name": STRING,
+    "match": enum(*MATCHES),
+    "conditions": array(CONDITION),
+    "for": STRING,
+    "destinations": array(DESTINATION),
+    "enabled": BOOLEAN,
+    "muted_until": nullable(DATETIME),
+    "state": enum(*RuleState.values),
+    "last_evaluated_at": nullable(DATETIME),
+    "last_values": array(VALUE),
+    "created_at": DATETIME,
+    "updated_at": DATETIME,
+    "url": STRING,
+})
+
+ALERT_EVENT = obj({
+    "id": INTEGER,
+    "rule_id": INTEGER,
+    "state": enum("firing", "resolved"),
+    "at": DATETIME,
+    "values": array(VALUE),
+    "muted": BOOLEAN,
+})

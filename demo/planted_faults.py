@@ -1,0 +1,35 @@
+"""Faults planted in the demo for the DAG health check to find, one of each
+kind: a parent that never arrives, a node nobody connects to, a cycle between
+two agents, and a summary that consumed a fragment a consumer had fused.
+Recorded like any agent's events, with fixed ids, so a re-run stores nothing twice."""
+
+from datetime import datetime, timedelta
+
+TRACE = "demo-faulty-run"
+
+
+def plant(recorder, now: datetime) -> None:
+    start = now - timedelta(hours=5)
+    at = iter(start + timedelta(seconds=s) for s in range(100))
+
+    def node(name, agent, parents=(), **fields):
+        return recorder.record(TRACE, agent, fields.pop("content", f"{name} output"), parent_ids=list(parents),
+                               product_id=f"{TRACE}:{name}", event_id=f"node:{TRACE}:{name}", timestamp=next(at),
+                               **fields)
+
+    question = node("input", "gateway", step="user_input", source_type="user_input",
+                    content="Can I return an opened kettle?")
+    # A parent id no node ever carries: the retriever cited a document that was never recorded.
+    node("fragment", "retrieval_agent_v2", [question.product_id, f"{TRACE}:kb-fragment-404"], step="retrieval",
+         source_type="retrieval", confidence=0.81)
+    # A fragment fused by its consumer, and a summary that used it anyway.
+    stale = node("stale-fact", "retrieval_agent_v2", [question.product_id], step="retrieval", source_type="retrieval",
+                 confidence=0.38)
+    recorder.fuse(stale, "block", "similarity 0.38 below 0.5", threshold=0.5, trace_id=TRACE,
+                  by_agent_id="reasoning_agent", timestamp=next(at), event_id=f"fuse:{TRACE}:stale-fact")
+    node("summary", "summarizer", [stale.product_id], step="summary", source_type="summary", confidence=0.7)
+    # Two agents that each claim to have consumed the other: a cycle.
+    node("critic", "verifier", [question.product_id, f"{TRACE}:rewrite"], step="verification", confidence=0.6)
+    node("rewrite", "reasoning_agent", [f"{TRACE}:critic"], step="reasoning", confidence=0.62)
+    # A note nobody consumed and that consumed nothing.
+    node("stray-note", "summarizer", step="summary", confidence=0.9)
