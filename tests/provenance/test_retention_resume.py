@@ -25,10 +25,13 @@ TEXT = "a long answer that nobody needs in full any more. " * 8
 NOW = (BASE_TIME + timedelta(days=30)).isoformat()
 
 
-def wait_until(condition, what: str, deadline_s: float = 120):
-    """Polls a database state (never a fixed sleep as the synchronisation)."""
+def wait_until(condition, what: str, job: subprocess.Popen, deadline_s: float = 120):
+    """Polls a database state (never a fixed sleep as the synchronisation);
+    gives up early, with the job's output, when the job has ended."""
     deadline = time.monotonic() + deadline_s
     while not condition():
+        if job.poll() is not None:
+            raise AssertionError(f"the job ended before {what}: {job.stderr.read().decode()[-3000:]}")
         if time.monotonic() > deadline:
             raise AssertionError(f"never reached: {what}")
         time.sleep(0.05)
@@ -55,10 +58,12 @@ def test_a_killed_run_is_completed_by_the_next(transactional_db, make_project):
                                 project.slug], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         # Halfway: batches before the locked node are committed, and the job waits on the lock.
         wait_until(lambda: RetentionRun.objects.filter(project=project, batches__gte=3).exists(),
-                   "the run committed its first batches")
+                   "the run committed its first batches", job)
         wait_until(lambda: holder.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE%%'"
-        ).fetchone()[0] > 0, "the run waits on the locked row")
+            # Only the job writes nodes of this test database; its query text is not
+            # always the statement it waits in (psycopg sends it as a prepared step).
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        ).fetchone()[0] > 0, "the run waits on the locked row", job)
         job.send_signal(signal.SIGKILL)
         job.wait()
     finally:
