@@ -11,7 +11,7 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/denoise
 PYTEST_ARGS ?=
 
-.PHONY: run test test-postgres test-sqlite services chromium install bench clean check-python
+.PHONY: run test lint test-postgres test-sqlite services chromium install bench clean check-python
 
 check-python:
 	@if [ -z "$(PYTHON)" ]; then \
@@ -44,10 +44,15 @@ chromium:
 	@test -x /usr/bin/chromium || { (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	@test -x /usr/bin/chromium || { echo "error: /usr/bin/chromium is missing and could not be installed" >&2; exit 1; }
 
-# The SQLite smoke test runs first so that the full suite's summary closes the output.
+# The linter and the SQLite smoke test run first so that the full suite's summary closes the output.
 test: install services chromium
+	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory test-sqlite
 	@$(MAKE) --no-print-directory test-postgres
+
+# Ruff: pyflakes, pycodestyle's error classes, import order, bugbear (pyproject.toml).
+lint: install
+	$(VENV)/bin/ruff check .
 
 test-postgres:
 	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) -m pytest -m "not sqlite_smoke" -p no:cacheprovider $(PYTEST_ARGS)
