@@ -112,13 +112,13 @@ def generate(project_id: int, nodes: int, days: int = 30, seed: float = 0.42) ->
         cursor.execute(
             """
             INSERT INTO provenance_fuse (project_id, trace_id, product_id, event_id, decision, reason, threshold,
-                by_agent_id, inline, timestamp)
+                by_agent_id, inline, timestamp, reason_code)
             SELECT n.project_id, t.trace_id, n.product_id, n.event_id, n.fuse_state,
                 CASE n.fuse_state WHEN 3 THEN
                     (ARRAY['confidence below 0.3', 'contradicts retrieval', 'stale source'])[1 + (n.id %% 3)]
                 WHEN 2 THEN (ARRAY['confidence below 0.5', 'low vote ratio'])[1 + (n.id %% 2)]
                 ELSE 'ok' END,
-                0.5, 'router_agent', true, n.timestamp
+                0.5, 'router_agent', true, n.timestamp, ''
             FROM provenance_node n JOIN provenance_trace t ON t.id = n.trace_id
             WHERE n.project_id = %s AND n.fuse_state > 0
             """,
