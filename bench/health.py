@@ -72,7 +72,8 @@ def generate(project_pk: int, nodes: int) -> dict[str, int]:
     node, edge, trace = Node._meta.db_table, Edge._meta.db_table, Trace._meta.db_table
     node_columns = (
         "project_id, trace_id, product_id, event_id, agent_id, step, source_type, content, raw_input, confidence, "
-        "confidence_raw, confidence_scale, round, is_error, fuse_state, metrics, metadata, timestamp, received_at"
+        "confidence_raw, confidence_scale, round, is_error, fuse_state, metrics, metadata, timestamp, received_at, "
+        "retry_of"
     )
     yesterday = "now() - interval '1 day'"
 
@@ -80,7 +81,7 @@ def generate(project_pk: int, nodes: int) -> dict[str, int]:
         """The select list of one generated node; `i` numbers it (an int, or text for named extras)."""
         return (
             f"%(p)s, tr.id, {product}, 'e-' || {product}, 'agent', 'step', 'retrieval', '', '', "
-            f"random(), NULL::float8, 1.0, 1, false, {fuse}, '{{}}'::jsonb, '{{}}'::jsonb, {yesterday}, {yesterday}"
+            f"random(), NULL::float8, 1.0, 1, false, {fuse}, '{{}}'::jsonb, '{{}}'::jsonb, {yesterday}, {yesterday}, ''"
         )
 
     with connection.cursor() as cursor:
