@@ -87,7 +87,9 @@ def rule_specs(count: int, seed: int = 7) -> list[dict]:
     for n in range(count):
         conditions = []
         for _ in range(chooser.choice([1, 1, 2])):
-            metric = chooser.choice(RULE_METRICS)
+            # The rules of the bench's shape: window metrics over nodes (eval_accuracy needs a
+            # dataset, the fuse-loop metrics data this generator does not write).
+            metric = chooser.choice([m for m in RULE_METRICS if m in thresholds])
             condition = {"metric": metric, "window": chooser.choice(WINDOWS), "op": chooser.choice([">", ">=", "<"]),
                          "threshold": thresholds[metric] * chooser.uniform(0.5, 1.5)}
             if chooser.random() < 0.25:
