@@ -1,5 +1,5 @@
 """Stand-ins for the outside world in SDK tests: a loopback port with nothing
-behind it, and a tiny HTTP server in front of the dashboard that answers 503
+behind it, and tiny HTTP servers in front of the dashboard that answer 503
 (or anything else) until a test lets requests through."""
 
 import socket
@@ -42,22 +42,22 @@ class BlackHole:
         self.sock.close()
 
 
-class Gateway:
-    """Answers every POST with `status` (and `Retry-After`), or, once
-    `forward_to` is set, passes it on to the dashboard. Counts what it saw."""
+class StandIn:
+    """A loopback HTTP server whose answers come from `answer(method, path, body, headers)`."""
 
-    def __init__(self, status: int = 503, retry_after: str | None = None, port: int | None = None):
-        self.status, self.retry_after = status, retry_after
-        self.forward_to: str | None = None
-        self.seen: list[float] = []  # arrival times of requests
-        gateway = self
+    def __init__(self, port: int | None = None):
+        stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.reply(stand_in.answer("GET", self.path, b"", self.headers))
+
             def do_POST(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length)
-                gateway.seen.append(time.monotonic())
-                status, headers, payload = gateway.answer(self.path, body, self.headers)
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.reply(stand_in.answer("POST", self.path, body, self.headers))
+
+            def reply(self, answer: tuple[int, dict, bytes]):
+                status, headers, payload = answer
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
@@ -68,23 +68,12 @@ class Gateway:
             def log_message(self, *args):
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port or closed_port()), Handler)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port or 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def answer(self, path: str, body: bytes, headers) -> tuple[int, dict, bytes]:
-        if self.forward_to is None:
-            extra = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
-            return self.status, {"Content-Type": "application/json", **extra}, b'{"error": "unavailable"}'
-        request = urllib.request.Request(
-            self.forward_to + path, data=body, method="POST",
-            headers={name: headers[name] for name in FORWARDED_HEADERS if headers.get(name)},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return response.status, {"Content-Type": "application/json"}, response.read()
-        except urllib.error.HTTPError as error:
-            return error.code, {"Content-Type": "application/json"}, error.read()
+    def answer(self, method: str, path: str, body: bytes, headers) -> tuple[int, dict, bytes]:
+        raise NotImplementedError
 
     def __enter__(self):
         self.thread.start()
@@ -93,6 +82,54 @@ class Gateway:
     def __exit__(self, *exc):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def forward(url: str, method: str, body: bytes | None, headers, names) -> tuple[int, object, bytes]:
+    """Passes a request on to the dashboard: (status, response headers, body)."""
+    request = urllib.request.Request(
+        url, data=body, method=method, headers={name: headers[name] for name in names if headers.get(name)},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.headers, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, error.read()
+
+
+class Gateway(StandIn):
+    """Answers every POST with `status` (and `Retry-After`), or, once
+    `forward_to` is set, passes it on to the dashboard. Counts what it saw."""
+
+    def __init__(self, status: int = 503, retry_after: str | None = None, port: int | None = None):
+        self.status, self.retry_after = status, retry_after
+        self.forward_to: str | None = None
+        self.seen: list[float] = []  # arrival times of requests
+        super().__init__(port or closed_port())
+
+    def answer(self, method, path, body, headers):
+        self.seen.append(time.monotonic())
+        if self.forward_to is None:
+            extra = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
+            return self.status, {"Content-Type": "application/json", **extra}, b'{"error": "unavailable"}'
+        status, _, payload = forward(self.forward_to + path, "POST", body, headers, FORWARDED_HEADERS)
+        return status, {"Content-Type": "application/json"}, payload
+
+
+class Switch(StandIn):
+    """In front of the dashboard for policy reads: passes GETs through while
+    `up`, answers 503 while down, and counts what it saw."""
+
+    def __init__(self, target: str):
+        self.target, self.up = target, True
+        self.seen: list[tuple[str, str | None]] = []  # (path, If-None-Match)
+        super().__init__()
+
+    def answer(self, method, path, body, headers):
+        self.seen.append((path, headers.get("If-None-Match")))
+        if not self.up:
+            return 503, {"Retry-After": "1"}, b'{"error": "unavailable"}'
+        status, answered, payload = forward(self.target + path, "GET", None, headers, ("Authorization", "If-None-Match"))
+        return status, {"ETag": answered.get("ETag", "")}, payload
 
 
 def wait_until(condition, timeout: float = 10.0) -> bool:

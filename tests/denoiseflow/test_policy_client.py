@@ -5,8 +5,7 @@ the SDK's decisions within one refresh."""
 import pytest
 
 from denoiseflow import ConfidenceFuse, PolicyClient
-from tests.denoiseflow.policy_proxy import Switch
-from tests.denoiseflow.servers import closed_port, wait_until
+from tests.denoiseflow.servers import Switch, closed_port, wait_until
 
 DEFAULT = {"accept": 0.8, "block": 0.5, "by_agent_type": {}, "by_step": {}, "max_rounds": 5, "max_retries": 2,
            "escalate_after": 3}
