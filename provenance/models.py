@@ -6,6 +6,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from denoise_dashboard.limits.api import remember_issued_key
+
 API_KEY_PREFIX = "dd_"
 
 
@@ -45,6 +47,7 @@ class Project(models.Model):
         """Creates a key; the raw value is returned once and only its hash is kept."""
         raw = API_KEY_PREFIX + secrets.token_urlsafe(32)
         key = ApiKey.objects.create(project=self, name=name, prefix=raw[:10], key_hash=hash_api_key(raw))
+        remember_issued_key(raw)
         return key, raw
 
 

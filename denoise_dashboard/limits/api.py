@@ -8,8 +8,10 @@ key has its own counter, so one key's traffic never slows another's.
 
 An address that keeps presenting unknown keys (API_KEY_FAILURES_PER_ADDRESS
 401s within API_KEY_FAILURE_WINDOW seconds) is answered 429 for that window,
-except with a key this installation has recently accepted: guessing stops, the
-agents sharing that address keep working.
+except with a key this installation has recently accepted or just issued:
+guessing stops, the agents sharing that address keep working. A request that
+presents no key guesses nothing: it is neither counted nor refused, and gets the
+contract's 401.
 """
 
 import hashlib
@@ -32,6 +34,12 @@ def bearer_digest(header: str | None) -> str | None:
     return hashlib.sha256(token.strip().encode()).hexdigest()[:32]
 
 
+def remember_issued_key(raw_key: str) -> None:
+    """A key just issued is known at once: its first request must not meet a
+    lockout that other clients' guesses from the same address brought on."""
+    store.hold(f"api-known:{bearer_digest(f'Bearer {raw_key}')}", KNOWN_KEY_SECONDS)
+
+
 class ApiRateLimitMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
@@ -42,8 +50,8 @@ class ApiRateLimitMiddleware:
         digest = bearer_digest(request.headers.get("Authorization"))
         address = request.META.get("REMOTE_ADDR", "")
 
-        guessing = store.held_for(f"api-guessing:{address}")
-        if guessing and not (digest and store.held_for(f"api-known:{digest}")):
+        guessing = digest and store.held_for(f"api-guessing:{address}")
+        if guessing and not store.held_for(f"api-known:{digest}"):
             return refusal(request, 429, "too many unknown API keys from this address; retry later", guessing)
 
         limit = settings.API_RATE_LIMIT
@@ -55,7 +63,7 @@ class ApiRateLimitMiddleware:
                                              f"API key; nothing was stored", budget.retry_after)
 
         response = self.get_response(request)
-        if response.status_code == 401:
+        if response.status_code == 401 and digest:
             self.count_failure(address)
         elif digest and response.status_code < 500 and (
             budget is None or budget.remaining >= limit - 1 or random.random() < 0.001

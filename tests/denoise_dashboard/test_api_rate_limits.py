@@ -75,3 +75,27 @@ def test_an_address_guessing_keys_is_slowed_to_429(project_and_key, settings):
 
     assert good.get("/api/v1/traces").status_code == 200  # agents behind the same address go on
     assert client_for("dd_other", "192.0.2.51").get("/api/v1/traces").status_code == 401  # other addresses: 401
+
+
+@pytest.mark.django_db
+def test_requests_without_a_key_always_get_401_and_lock_nobody_out(project_and_key, settings):
+    settings.API_KEY_FAILURES_PER_ADDRESS = 5
+    anonymous = APIClient(REMOTE_ADDR="192.0.2.60")
+    assert {anonymous.get("/api/v1/traces").status_code for _ in range(12)} == {401}
+    assert client_for("dd_unknown", "192.0.2.60").get("/api/v1/traces").status_code == 401  # not yet guessing
+
+    for i in range(5):
+        client_for(f"dd_guess{i}", "192.0.2.60").get("/api/v1/traces")
+    assert client_for("dd_guess-more", "192.0.2.60").get("/api/v1/traces").status_code == 429
+    assert anonymous.get("/api/v1/traces").status_code == 401  # the contract's answer to a missing key
+
+
+@pytest.mark.django_db
+def test_a_key_issued_during_a_lockout_works_at_once(make_project, settings):
+    settings.API_KEY_FAILURES_PER_ADDRESS = 5
+    for i in range(6):
+        client_for(f"dd_guess{i}", "192.0.2.70").get("/api/v1/traces")
+    assert client_for("dd_guess-more", "192.0.2.70").get("/api/v1/traces").status_code == 429
+
+    _, fresh_key = make_project("fresh")
+    assert client_for(fresh_key, "192.0.2.70").get("/api/v1/traces").status_code == 200
