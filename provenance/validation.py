@@ -174,7 +174,7 @@ def parse_fuse(value, prefix: str) -> InlineFuse:
     if not isinstance(value, dict):
         raise EventError(f"{prefix.rstrip('.') or 'body'}: must be an object")
     decision = value.get("decision")
-    if decision not in FUSE_DECISIONS:
+    if not isinstance(decision, str) or decision not in FUSE_DECISIONS:
         raise EventError(f"{prefix}decision: must be one of accept, downweight, block")
     threshold = value.get("threshold")
     if threshold is not None and not is_number(threshold):
@@ -284,7 +284,7 @@ def parse_review(event_id: str, timestamp: datetime, body: dict) -> ReviewEvent:
     trace_id = required_str(body, "trace_id")
     product_id = optional_str(body, "product_id")
     verdict = body.get("verdict")
-    if verdict not in VERDICTS:
+    if not isinstance(verdict, str) or verdict not in VERDICTS:
         raise EventError("verdict: must be 'correct' or 'incorrect'")
     return ReviewEvent(event_id, timestamp, trace_id, product_id, verdict, optional_str(body, "comment", None))
 
@@ -323,7 +323,7 @@ def parse_event(event) -> Event:
     if "\x00" in event_id:
         raise EventError("id: must not contain NUL characters")
     kind = event.get("type")
-    if kind not in PARSERS:
+    if not isinstance(kind, str) or kind not in PARSERS:
         raise EventError(f"type: must be one of {', '.join(EVENT_TYPES)}")
     timestamp = parse_timestamp(event.get("timestamp"))
     body = event.get("body")
