@@ -3,15 +3,20 @@
 DRF's stock parser decodes with the standard library, which recurses once per
 level (a 3,000-deep body is a RecursionError, a 500) and reads a body of any
 size. This one decodes with orjson (C, 1,024 levels at most), refuses bodies
-over the API's size limit and deep or NUL-carrying ones, each with a 400 that
-says why."""
+over the API's size limit with a 413 (as ingest does) and deep or NUL-carrying
+ones with a 400, each saying why."""
 
 import orjson
 from django.conf import settings
-from rest_framework.exceptions import ParseError
+from rest_framework import status
+from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import BaseParser
 
 from provenance.json_limits import MAX_BODY_DEPTH, body_problem
+
+
+class BodyTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
 
 
 class JSONParser(BaseParser):
@@ -21,7 +26,7 @@ class JSONParser(BaseParser):
         limit = settings.API_MAX_BODY_BYTES
         raw = stream.read(limit + 1)
         if len(raw) > limit:
-            raise ParseError(f"body is larger than {limit} bytes")
+            raise BodyTooLarge(f"body is larger than {limit} bytes; nothing was stored")
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError as error:

@@ -68,7 +68,7 @@ def test_a_body_over_the_limit_is_a_413(api, settings):
 def test_a_body_over_the_api_limit_is_refused_before_it_is_read(api, settings):
     settings.API_MAX_BODY_BYTES = 100
     response = api.post("/api/v1/alert-rules", {"name": "x" * 500}, format="json")
-    assert "larger than 100 bytes" in assert_error_shape(response, 400)["error"]
+    assert "larger than 100 bytes" in assert_error_shape(response, 413)["error"]
 
 
 def test_a_request_django_itself_refuses_is_a_json_400(api, settings):

@@ -133,13 +133,16 @@ def test_a_deep_json_body_to_any_endpoint_is_400(api, url, depth):
     assert "nested" in response.json()["error"]
 
 
-def test_a_huge_json_body_to_an_endpoint_other_than_ingest_is_400(api):
+@pytest.mark.parametrize(("method", "path"), [("POST", "/api/v1/alert-rules"), ("PUT", "/api/v1/policy"),
+                                            ("POST", "/api/v1/datasets"), ("PATCH", "/api/v1/project")])
+def test_a_huge_json_body_to_an_endpoint_other_than_ingest_is_413_as_for_ingest(api, method, path):
     body = orjson.dumps({"name": "x" * (6 * 1024 * 1024)})
 
-    response = api.generic("POST", "/api/v1/alert-rules", body, content_type="application/json")
+    response = api.generic(method, path, body, content_type="application/json")
 
-    assert response.status_code == 400
+    assert response.status_code == 413
     assert "larger than" in response.json()["error"]
+    assert api.get("/api/v1/policy").json()["version"] == 0
 
 
 def test_huge_integers_in_a_body_are_400_not_500(api):
