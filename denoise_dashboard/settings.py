@@ -165,7 +165,8 @@ SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
 
 # --- Limits (contract: "Serving and limits"; denoise_dashboard/limits/) ---
 API_RATE_LIMIT = envint("API_RATE_LIMIT", 6000, minimum=0)  # requests per minute per API key; 0: off
-API_KEY_FAILURES_PER_ADDRESS = envint("API_KEY_FAILURES_PER_ADDRESS", 20, minimum=1)
+# Generous: keys are 256-bit, so this only stops noise; a client checking its 401s must not meet it.
+API_KEY_FAILURES_PER_ADDRESS = envint("API_KEY_FAILURES_PER_ADDRESS", 100, minimum=1)
 API_KEY_FAILURE_WINDOW = envint("API_KEY_FAILURE_WINDOW", 600, minimum=1)
 LOGIN_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 10, minimum=1)
 LOGIN_FAILURE_WINDOW = envint("LOGIN_FAILURE_WINDOW", 900, minimum=1)
