@@ -99,3 +99,11 @@ def test_a_key_issued_during_a_lockout_works_at_once(make_project, settings):
 
     _, fresh_key = make_project("fresh")
     assert client_for(fresh_key, "192.0.2.70").get("/api/v1/traces").status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_client_checking_the_401s_of_every_endpoint_keeps_getting_401():
+    paths = ["/api/v1/traces", "/api/v1/policy", "/api/v1/datasets", "/api/v1/runs", "/api/v1/project",
+             "/api/v1/alert-rules", "/api/v1/alerts", "/api/v1/health/latest", "/api/v1/policy/versions"]
+    answers = {client_for("dd_not-a-key", "192.0.2.80").get(path).status_code for path in paths * 4}
+    assert answers == {401}
