@@ -26,6 +26,9 @@ COUNTS = ("max_rounds", "max_retries", "escalate_after")
 OVERRIDES = ("by_agent_type", "by_step")
 PROFILE_KEYS = (*THRESHOLDS, *OVERRIDES, *COUNTS)
 DOCUMENT_KEYS = ("profiles", "note")
+# What GET answers besides those: set by the server, ignored in a PUT, so a
+# document read, edited and sent back is accepted.
+SERVER_KEYS = ("version", "updated_at")
 MAX_NAME = 200
 MAX_NOTE = 2000
 MAX_PROFILES = 50
@@ -57,7 +60,7 @@ def parse_document(data) -> tuple[dict, str]:
         raise PolicyError({"body": "must be a JSON object with profiles and note"})
     errors: dict[str, str] = {}
     for key in data:
-        if key not in DOCUMENT_KEYS:
+        if key not in DOCUMENT_KEYS and key not in SERVER_KEYS:
             errors[str(key)] = f"unknown key; expected one of: {', '.join(DOCUMENT_KEYS)}"
     note = data.get("note", "")
     if note is None:

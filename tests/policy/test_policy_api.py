@@ -185,3 +185,15 @@ def test_each_project_has_its_own_policy(api, other_api):
                                           ("get", "/api/v1/policy/versions"), ("post", "/api/v1/policy/rollback")])
 def test_the_policy_needs_an_api_key(client, db, method, path):
     assert getattr(client, method)(path).status_code == 401
+
+
+def test_a_policy_read_edited_and_sent_back_replaces_it(api):
+    document = api.get("/api/v1/policy").json()
+    document["profiles"]["default"]["block"] = 0.4
+    document["note"] = "block 0.4"
+
+    response = api.put("/api/v1/policy", document, format="json")
+
+    assert response.status_code == 200, response.content
+    assert response.json()["version"] == 1
+    assert api.get("/api/v1/policy").json()["profiles"]["default"] == {**DEFAULT, "block": 0.4}
