@@ -59,15 +59,18 @@ def _days(value, minimum: int) -> str | None:
     return None
 
 
-def validate_changes(data) -> dict:
-    """The model field changes a PATCH body asks for; raises SettingsError."""
+def validate_changes(data, project: Project | None = None) -> dict:
+    """The model field changes a PATCH body asks for; raises SettingsError.
+    A read-only field equal to the project's own value is no change: a document
+    read with GET may be sent back whole."""
     if not isinstance(data, dict):
         raise SettingsError({"non_field_errors": "expected a JSON object"})
     errors: dict[str, str] = {}
     changes: dict = {}
     for key in data:
         if key in READ_ONLY:
-            errors[key] = "cannot be changed"
+            if project is None or data[key] != getattr(project, key):
+                errors[key] = "cannot be changed"
         elif key not in TOP_FIELDS:
             errors[key] = "unknown field"
     if "name" in data:
@@ -104,7 +107,7 @@ def validate_changes(data) -> dict:
 
 
 def change(project: Project, data) -> Project:
-    changes = validate_changes(data)
+    changes = validate_changes(data, project)
     if changes:
         with transaction.atomic():
             Project.objects.filter(pk=project.pk).update(**changes)

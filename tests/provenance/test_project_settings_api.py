@@ -26,6 +26,16 @@ def test_a_patch_changes_only_what_it_names(api):
     assert api.get("/api/v1/project").json() == answer.json()
 
 
+def test_the_settings_read_edited_and_sent_back_whole_are_accepted(api):
+    document = api.get("/api/v1/project").json()
+    document["retention"]["trace_days"] = 30
+
+    answer = api.patch("/api/v1/project", document, format="json")
+
+    assert answer.status_code == 200, answer.content
+    assert answer.json() == document
+
+
 def test_null_goes_back_to_keeping_forever(api):
     api.patch("/api/v1/project", {"retention": {"trace_days": 30, "full_content_days": 1}}, format="json")
     answer = api.patch("/api/v1/project", {"retention": {"trace_days": None, "full_content_days": None}},
