@@ -14,6 +14,7 @@ unless it also appears in a rolled hour (traces_also_rolled).
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import ClassVar
 
 from django.db import connection
 
@@ -38,6 +39,7 @@ class Coverage:
     node_mark: int
     fuse_mark: int
     dirty: frozenset
+    NOTHING_DIRTY: ClassVar["Coverage"]
 
     @classmethod
     def of(cls, project) -> "Coverage | None":
@@ -58,6 +60,9 @@ class Coverage:
                 [project.pk, marks.node, project.pk, marks.fuse],
             )
             return cls(marks.node, marks.fuse, frozenset(row[0] for row in cursor.fetchall()))
+
+
+Coverage.NOTHING_DIRTY = Coverage(0, 0, frozenset())  # every whole hour rolled: the most rollups could answer
 
 
 @dataclass

@@ -42,13 +42,14 @@ def grouped(project, question: Question) -> dict[tuple, Totals]:
     if not keys:
         nodes = nodes.annotate(whole=Value(1))
         keys.append("whole")
-    rows = nodes.values(*keys).annotate(**aggregates(project.high_uncertainty_threshold)).order_by()
+    counted = aggregates(project.high_uncertainty_threshold)
+    rows = nodes.values(*keys).annotate(**counted).order_by()
     result = {}
     for row in rows:
         if not row["nodes"]:
             continue  # a constant GROUP BY still answers one row for no nodes
         key = group_key(question, row.get("bucket"), row.get(question.by) if question.by else None)
-        figures = {name: row[name] for name in aggregates(0)}
+        figures = {name: row[name] for name in counted}
         figures["confidence_sum"] = figures["confidence_sum"] or 0.0
         result[key] = Totals(**figures)
     if question.needs_runs and any(totals.fused for totals in result.values()):

@@ -5,8 +5,9 @@ up; distinct traces are corrected for traces seen on both sides; fused runs
 are stitched per agent in time order (metrics.windows.fused_runs).
 
 Questions the rollups cannot help (no refresh yet, minute steps, recent
-intervals longer than RECENT_LIMIT, the SQLite default) go whole to the raw
-scan (metrics.windows.scan), which is also the reference the rollups must equal.
+intervals longer than RECENT_LIMIT, split questions without a rolled hour,
+the SQLite default) go whole to the raw scan (metrics.windows.scan), which is
+also the reference the rollups must equal.
 """
 
 from collections import defaultdict
@@ -54,17 +55,32 @@ def answer(project, questions: list[Question], use_rollups: bool = True) -> list
     """For each question, {(bucket start, `by` value or None): Totals} of the
     groups that have nodes. `use_rollups=False` answers everything from the
     raw scan (the benchmarks' baseline)."""
+    use_rollups = use_rollups and any(rollups_may_help(question) for question in questions)
+    if not use_rollups and len(questions) == 1 and not questions[0].needs_runs:
+        # One statement, which sees one snapshot by itself (a scrape of /metrics).
+        return [(questions[0], scan.grouped(project, questions[0]))]
     with one_snapshot():
         return answer_in_snapshot(project, questions, use_rollups)
+
+
+def rollups_may_help(question: Question) -> bool:
+    """Split questions are added up row by row in Python from the recent
+    rows, which only pays when rolled hours spare most of the rows: without a
+    whole hour in a bucket (a 15-minute window per agent), SQL groups them faster."""
+    if question.step == "minute":
+        return False
+    return not question.by or any(piece.rolled for piece in cut(question, Coverage.NOTHING_DIRTY))
 
 
 def answer_in_snapshot(project, questions, use_rollups):
     coverage = Coverage.of(project) if use_rollups else None
     plans = {}
     for index, question in enumerate(questions):
-        if coverage is None or question.step == "minute":
+        if coverage is None or not rollups_may_help(question):
             continue
         pieces = cut(question, coverage)
+        if question.by and not any(piece.rolled for piece in pieces):
+            continue  # every hour of it touched since the refresh: the same as no whole hour
         if sum((end - start for piece in pieces for start, end in piece.recent), timedelta()) <= RECENT_LIMIT:
             plans[index] = pieces
     recent = RecentRows.fetch(project, [i for pieces in plans.values() for p in pieces for i in p.recent])
