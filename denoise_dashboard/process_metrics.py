@@ -28,7 +28,9 @@ CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 INGEST_EVENTS = Counter(
-    "denoise_ingest_events", "Events answered by POST /api/v1/ingest, by outcome (accepted or rejected).", ["outcome"]
+    "denoise_ingest_events",
+    "Events (spans, for OTLP) answered, by ingest route (/api/v1/ingest, /v1/traces) and outcome (accepted or rejected).",
+    ["route", "outcome"],
 )
 REQUEST_LATENCY = Histogram(
     "denoise_http_request_duration_seconds", "Time to answer a request, by URL route (not raw path) and method.",

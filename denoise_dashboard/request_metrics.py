@@ -1,16 +1,15 @@
 """Counts every request into the process metrics (denoise_dashboard.process_metrics):
 latency by URL route (the pattern, e.g. `api/v1/traces/<path:trace_id>`, so
 agent-chosen ids never become label values), status class, and the events
-the ingest endpoint accepted and rejected (read from its 207 answer, so the
-ingest path itself stays free of bookkeeping)."""
+the ingest endpoints (JSON and OTLP) accepted and rejected, by route (read
+from the counts their answer carries, so the ingest path itself stays free
+of bookkeeping)."""
 
 import time
 
-import orjson
-
 from denoise_dashboard import process_metrics
+from provenance.ingest import COUNTS_ATTRIBUTE
 
-INGEST_ROUTE = "api-ingest"
 UNMATCHED = "(unmatched)"
 
 
@@ -26,18 +25,12 @@ class RequestMetricsMiddleware:
         method = request.method if request.method in KNOWN_METHODS else "other"
         process_metrics.REQUEST_LATENCY.labels(route, method).observe(time.perf_counter() - started)
         process_metrics.REQUESTS.labels(route, method, f"{response.status_code // 100}xx").inc()
-        if match is not None and match.url_name == INGEST_ROUTE and response.status_code == 207:
-            count_ingest(response.content)
+        counts = getattr(response, COUNTS_ATTRIBUTE, None)
+        if counts is not None:
+            accepted, rejected = counts
+            process_metrics.INGEST_EVENTS.labels(route, "accepted").inc(accepted)
+            process_metrics.INGEST_EVENTS.labels(route, "rejected").inc(rejected)
         return response
 
 
 KNOWN_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
-
-
-def count_ingest(body: bytes) -> None:
-    try:
-        answer = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return
-    process_metrics.INGEST_EVENTS.labels("accepted").inc(len(answer.get("successes") or []))
-    process_metrics.INGEST_EVENTS.labels("rejected").inc(len(answer.get("errors") or []))

@@ -39,6 +39,17 @@ class IngestResult:
         return {"successes": self.successes, "errors": self.errors}
 
 
+# An answered batch's counts ride on its response, (accepted, rejected), for the
+# process metrics (denoise_dashboard.request_metrics): neither ingest endpoint
+# (the JSON API, OTLP) keeps counters itself.
+COUNTS_ATTRIBUTE = "ingest_counts"
+
+
+def with_counts(response, accepted: int, rejected: int):
+    setattr(response, COUNTS_ATTRIBUTE, (accepted, rejected))
+    return response
+
+
 def to_json(value: dict) -> str:
     # PostgreSQL's jsonb refuses \u0000; keep everything else of the agent's data.
     return orjson.dumps(value).replace(b"\\u0000", b"\\ufffd").decode()

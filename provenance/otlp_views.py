@@ -13,7 +13,7 @@ from django.views.decorators.csrf import csrf_exempt
 from provenance import otlp
 from provenance.api.body import BadEncoding, BodyTooLarge, read_body
 from provenance.auth import active_key_for_bearer
-from provenance.ingest import ingest_events
+from provenance.ingest import ingest_events, with_counts
 
 # While the database is unreachable, exporters are told to come back (503 is retryable in OTLP).
 UNAVAILABLE_RETRY_AFTER_SECONDS = 5
@@ -75,8 +75,10 @@ def export(request, media: str | None, reply_media: str) -> HttpResponse:
     # ingest limit, each its own transaction. If the database fails part-way the
     # exporter gets a 503 and resends; the stored part is then recognised as
     # already stored, since event ids are derived from the span ids.
-    step = settings.INGEST_MAX_EVENTS
+    step, accepted = settings.INGEST_MAX_EVENTS, 0
     for start in range(0, len(conversion.events), step):
         result = ingest_events(key.project, conversion.events[start : start + step])
         rejections += [f"{otlp.span_label(e['id'])}: {e['message']}" for e in result.errors]
-    return answer(otlp.encode_response(otlp.partial_success(conversion.span_count, rejections), media), 200, media)
+        accepted += len(result.successes)
+    response = answer(otlp.encode_response(otlp.partial_success(conversion.span_count, rejections), media), 200, media)
+    return with_counts(response, accepted, len(rejections))

@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 from provenance.api import openapi, shapes
 from provenance.api.body import BadEncoding, BodyTooLarge, read_body
 from provenance.api.errors import error_response
-from provenance.ingest import ingest_events
+from provenance.ingest import ingest_events, with_counts
 
 
 class IngestView(APIView):
@@ -48,6 +48,7 @@ class IngestView(APIView):
             )
         result = ingest_events(request.user.project, batch)
         # Rendered with orjson: a 1,000-result answer is on the hot path.
-        return HttpResponse(
+        response = HttpResponse(
             orjson.dumps(result.as_response()), status=status.HTTP_207_MULTI_STATUS, content_type="application/json"
         )
+        return with_counts(response, len(result.successes), len(result.errors))

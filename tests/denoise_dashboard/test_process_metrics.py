@@ -7,6 +7,7 @@ import sys
 import uuid
 
 import httpx
+import orjson
 import pytest
 import redis
 from celery import Celery
@@ -38,7 +39,7 @@ def test_counters_of_several_processes_add_up(tmp_path):
     """Each process counts into its own file; any process's exposition sums them."""
     env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "denoise_dashboard.settings"}
     count = ("from denoise_dashboard import process_metrics as m; "
-             "m.INGEST_EVENTS.labels('accepted').inc({n}); m.WEBHOOK_DELIVERIES.labels('failed').inc()")
+             "m.INGEST_EVENTS.labels('/api/v1/ingest', 'accepted').inc({n}); m.WEBHOOK_DELIVERIES.labels('failed').inc()")
     for n in (3, 4):
         subprocess.run([sys.executable, "-c", count.format(n=n)], cwd=REPO, env=env, check=True)
     shown = subprocess.run(
@@ -78,6 +79,34 @@ def test_serve_with_two_workers_answers_for_all_of_them(tmp_path, make_project):
             assert "/api/v1/traces/<path:trace_id>" in routes
             assert not any("secret-trace-id" in (route or "") for route in routes)
     assert list((tmp_path / "serve-var" / "prometheus").glob("*.db"))
+
+
+def otlp_span(span_id: str, **attributes) -> dict:
+    return {"traceId": "4bf92f3577b34da6a3ce929d0e0e4736", "spanId": span_id, "name": "step",
+            "startTimeUnixNano": "1763629200000000000",
+            "attributes": [{"key": key, "value": {"stringValue": value}} for key, value in attributes.items()]}
+
+
+def test_events_of_both_ingest_endpoints_are_counted_by_route(client, settings, ingest, project_and_key):
+    settings.OPS_METRICS_TOKEN = TOKEN
+
+    def counted() -> dict:
+        found = samples(client.get("/ops/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").content.decode())
+        return {(route, outcome): total(found, "denoise_ingest_events_total", route=route, outcome=outcome)
+                for route in ("/api/v1/ingest", "/v1/traces") for outcome in ("accepted", "rejected")}
+
+    before = counted()
+    ingest(node_event("n1", "t"), node_event("bad", "t", confidence="high"))
+    spans = [otlp_span("00000000000000a1"), otlp_span("00000000000000a2"),
+             otlp_span("00000000000000a3", **{"denoise.confidence": "very sure"})]
+    exported = client.post("/v1/traces", orjson.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}),
+                           content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {project_and_key[1]}")
+    assert exported.json()["partialSuccess"]["rejectedSpans"] == "1"
+    after = counted()
+    assert {labels: after[labels] - before[labels] for labels in after} == {
+        ("/api/v1/ingest", "accepted"): 1, ("/api/v1/ingest", "rejected"): 1,
+        ("/v1/traces", "accepted"): 2, ("/v1/traces", "rejected"): 1,
+    }
 
 
 @pytest.mark.django_db
