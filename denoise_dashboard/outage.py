@@ -12,9 +12,9 @@ import time
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse
 from django.template import loader
-from django.views import defaults
 
 from denoise_dashboard.limits.answers import OTLP_PATH, refusal
+from provenance.api import errors as api_errors
 
 RETRY_AFTER_SECONDS = 5
 UNREACHABLE = (OperationalError, InterfaceError)
@@ -70,11 +70,11 @@ def note_unreachable(exception) -> None:
         _fast_fail_until = time.monotonic() + FAST_FAIL_SECONDS
 
 
-def server_error(request, template_name="500.html"):
+def server_error(request):
     """handler500: a database failure outside a view (a middleware saving the
     session, a template reading the user) is still an outage, not a bug."""
     error = sys.exc_info()[1]
     if isinstance(error, UNREACHABLE):
         note_unreachable(error)
         return unavailable(request)
-    return defaults.server_error(request, template_name)
+    return api_errors.server_error(request)

@@ -5,8 +5,6 @@ from django.urls import include, path
 from alerts.prometheus import views as prometheus_views
 from denoise_dashboard.limits.login import throttled
 
-handler500 = "denoise_dashboard.outage.server_error"
-
 urlpatterns = [
     path("admin/login/", throttled(admin.site.login)),
     path("admin/", admin.site.urls),
@@ -28,8 +26,9 @@ urlpatterns = [
     path("", include("provenance.urls")),
 ]
 
-# JSON errors under /api/, the usual pages elsewhere (provenance/api/errors.py).
+# JSON errors under /api/ (provenance/api/errors.py), the product's own pages elsewhere.
 handler400 = "provenance.api.errors.bad_request"
 handler403 = "provenance.api.errors.permission_denied"
-handler404 = "provenance.api.errors.page_not_found"
-handler500 = "provenance.api.errors.server_error"
+handler404 = "denoise_dashboard.error_pages.page_not_found"
+# A database failure is an outage (503), anything else the 500 page.
+handler500 = "denoise_dashboard.outage.server_error"
