@@ -132,6 +132,7 @@ class Delivery(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name_plural = "deliveries"
         ordering = ["-created_at", "-pk"]
         indexes = [
             models.Index(fields=["next_attempt_at"], name="delivery_due",
