@@ -56,8 +56,13 @@ class TraceConsumer(ScopedConsumer):
         return live.trace_group(trace.pk)
 
     async def nodes_added(self, event):
-        # The group is this trace's own, so the ids need no further scoping.
-        await self.send_json({"type": "nodes.added", "nodes": event["product_ids"]})
+        # The group is this trace's own, so the ids need no further scoping. The
+        # header's figures come along, so the page shows them as the nodes arrive.
+        rows = await database_sync_to_async(explorer.trace_rows)(self.trace.project, [self.trace.pk])
+        message = {"type": "nodes.added", "nodes": event["product_ids"]}
+        if rows:
+            message["trace"] = rows[0]
+        await self.send_json(message)
 
 
 class ProjectConsumer(ScopedConsumer):

@@ -55,6 +55,7 @@ def trace_row(project: Project, trace: Trace) -> dict:
         "min_color": colors.confidence_color(trace.min_confidence),
         "fused_count": getattr(trace, "fused_count", 0),
         "error_count": trace.error_count,
+        "final_id": final.product_id if final else None,
         "final_confidence": final.confidence if final else None,
         "final_color": colors.confidence_color(final.confidence if final else None),
         "final_fused": bool(final and final.fuse_state == FuseDecision.BLOCK),
@@ -319,12 +320,20 @@ def trace_summary(trace: Trace, rows: list[tuple], pairs: list[tuple[str, str]])
     }
 
 
+def column_name(row: tuple) -> str:
+    """What a node counts for in its column's header: its step (what its label
+    on the graph says), else its source type. Source types are few and
+    generic: entity extraction and intent detection both "reasoning", which
+    headed unrelated columns alike."""
+    return row[2] or row[3] or ""
+
+
 def layer_labels(rows: list[tuple], depths: list[int], depth_count: int) -> list[str]:
-    """Each depth named by its most common source type (else step), for the x
-    axis; a name is written where it starts, not repeated on every layer."""
+    """Each depth named by its most common `column_name`, for the x axis; a
+    name is written where it starts, not repeated on every layer."""
     tallies: list[dict[str, int]] = [{} for _ in range(depth_count)]
     for row, depth in zip(rows, depths):
-        name = row[3] or row[2]
+        name = column_name(row)
         if name:
             tallies[depth][name] = tallies[depth].get(name, 0) + 1
     names = [min(tally, key=lambda name: (-tally[name], name)) if tally else "" for tally in tallies]
@@ -333,12 +342,12 @@ def layer_labels(rows: list[tuple], depths: list[int], depth_count: int) -> list
 
 def band_labels(rows, shown, folded, count, x_of_band, spread) -> list[str]:
     """A header per column where the drawing changes what it shows: the most
-    common source type (else step) of each band, once, not once per layer."""
+    common `column_name` of each band, once, not once per layer."""
     labels = [""] * (x_of_band[-1] + 1 if x_of_band else 0)
     tallies: list[dict[str, int]] = [{} for _ in folded.bands]
     for k, node in enumerate(shown):
         if node < count:
-            name = rows[node][3] or rows[node][2]
+            name = column_name(rows[node])
             if name:
                 tally = tallies[folded.band_of[k]]
                 tally[name] = tally.get(name, 0) + 1

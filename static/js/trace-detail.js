@@ -398,8 +398,9 @@
     return root.dataset.graphUrl + (query ? "?" + query : "");
   }
 
+  // The header's figures, from the graph's `summary` or a live message's `trace`
+  // row (the same keys): min confidence, final answer, last activity.
   function showSummary(summary) {
-    // The header follows live updates: min confidence, final answer, last activity.
     const set = function (id, text) { const node = document.getElementById(id); if (node) node.textContent = text; };
     set("stat-nodes", summary.node_count.toLocaleString("en"));
     const min = document.getElementById("stat-min");
@@ -883,6 +884,7 @@
 
   Denoise.liveSocket(root.dataset.ws, liveBadge, function (message) {
     if (message.type !== "nodes.added") return;
+    if (message.trace) showSummary(message.trace);
     message.nodes.forEach(function (id) { state.fresh.add(id); });
     toast(message.nodes.length + " new node" + (message.nodes.length === 1 ? "" : "s") + " arrived");
     setTimeout(function () {

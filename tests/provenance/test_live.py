@@ -70,7 +70,17 @@ def test_an_open_trace_hears_its_new_nodes(member_user, ingest):
     ingest(node_event("a", "t1"))
     [message] = listen_while("/ws/p/acme/traces/t1/", member_user,
                              lambda: ingest(node_event("b", "t1", parents=["a"], seconds=1), node_event("c", "t2")))
-    assert message == {"type": "nodes.added", "nodes": ["b"]}
+    assert (message["type"], message["nodes"]) == ("nodes.added", ["b"])
+
+
+def test_the_message_carries_the_trace_header_figures(member_user, ingest):
+    ingest(node_event("a", "t1", confidence=0.9))
+    [message] = listen_while("/ws/p/acme/traces/t1/", member_user, lambda: ingest(
+        node_event("b", "t1", parents=["a"], seconds=60, confidence=0.2, source_type="final_answer")))
+    header = message["trace"]
+    assert (header["node_count"], header["min_confidence"], header["final_id"], header["final_confidence"]) == (
+        2, 0.2, "b", 0.2)
+    assert header["ended_at"] == "2026-11-20T09:01:00Z"
 
 
 def test_the_trace_list_hears_new_traces_as_rows(member_user, ingest):
