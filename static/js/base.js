@@ -66,5 +66,41 @@
     });
   }
 
-  window.Denoise = {el: el, liveSocket: liveSocket, chartText: chartText, chartSafe: chartSafe};
+  // Series colours: ten well-separated ones, then hues a golden angle apart
+  // at alternating lightness, so no two of any number of series (agents,
+  // steps) share a colour.
+  const FIRST_COLORS = ["#3b5bdb", "#f08c00", "#2f9e44", "#e03131", "#7048e8", "#8d6e63", "#d6336c", "#495057",
+                        "#99a81a", "#1098ad"];
+
+  function seriesColor(index) {
+    if (index < FIRST_COLORS.length) return FIRST_COLORS[index];
+    const k = index - FIRST_COLORS.length;
+    const hue = Math.round((k * 137.508 + 20) % 360);
+    return "hsl(" + hue + ", " + [70, 55, 80][k % 3] + "%, " + [38, 55, 30][k % 3] + "%)";
+  }
+
+  // The layout every chart starts from: axes make room for their own labels
+  // and titles (long category names, a right-hand axis), the legend sits
+  // above the plot where it cannot cover tick labels, and there is a colour
+  // for every series. `layout` overrides; axis titles may be given as text.
+  function chartLayout(layout, seriesCount) {
+    const merged = Object.assign({
+      margin: {l: 50, r: 20, t: 10, b: 40},
+      legend: {orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom"},
+      paper_bgcolor: "#fff", plot_bgcolor: "#fff", hovermode: "closest",
+      colorway: Array.from({length: Math.max(seriesCount || 0, FIRST_COLORS.length)}, function (_, i) { return seriesColor(i); }),
+    }, layout || {});
+    Object.keys(merged).forEach(function (key) {
+      if (!/^[xy]axis\d*$/.test(key)) return;
+      const axis = Object.assign({automargin: true}, merged[key]);
+      if (typeof axis.title === "string") axis.title = {text: axis.title};
+      merged[key] = axis;
+    });
+    if (!merged.xaxis) merged.xaxis = {automargin: true};
+    if (!merged.yaxis) merged.yaxis = {automargin: true};
+    return merged;
+  }
+
+  window.Denoise = {el: el, liveSocket: liveSocket, chartText: chartText, chartSafe: chartSafe,
+                    chartLayout: chartLayout, seriesColor: seriesColor};
 })();

@@ -23,12 +23,11 @@
   Plotly.newPlot(target, Denoise.chartSafe([
     line("accuracy", "accuracy", "#1a9850"),
     line("intervention_rate", "intervention rate", "#3b5bdb"),
-  ]), {
-    height: 300, margin: { t: 10, r: 10, b: 40, l: 50 },
+  ]), Denoise.chartLayout({
+    height: 300,
     xaxis: { type: "category", title: { text: "run" } },
     yaxis: { title: { text: "%" }, range: [0, 105] },
-    legend: { orientation: "h", y: -0.25 }, hovermode: "closest",
-  }, { displaylogo: false, responsive: true });
+  }), { displaylogo: false, responsive: true });
   target.on("plotly_click", function (event) {
     const point = event.points && event.points[0];
     if (point && runs[point.pointIndex]) window.location.assign(runs[point.pointIndex].url);

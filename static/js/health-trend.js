@@ -19,11 +19,10 @@
       hovertemplate: "%{x}: %{y} " + kind[1].toLowerCase() + "<extra></extra>",
     };
   });
-  Plotly.newPlot(target, Denoise.chartSafe(traces), {
-    barmode: "stack", height: 280, margin: { t: 10, r: 10, b: 40, l: 50 },
+  Plotly.newPlot(target, Denoise.chartSafe(traces), Denoise.chartLayout({
+    barmode: "stack", height: 280,
     xaxis: { type: "category" },
     yaxis: { title: { text: "findings" }, rangemode: "tozero" },
-    legend: { orientation: "h" },
-  }, { displaylogo: false, responsive: true });
+  }, traces.length), { displaylogo: false, responsive: true });
   target.dataset.rendered = "true";
 })();

@@ -33,7 +33,8 @@
         x: bins.map(function (b) { return b.mean_confidence; }), y: bins.map(function (b) { return b.accuracy; }),
         text: bins.map(function (b) { return b.count ? "n=" + b.count : ""; }), textposition: "top center",
         line: { color: "#3a5bd9" } },
-    ], { xaxis: { title: "stated confidence", range: [0, 1] }, yaxis: { title: "share correct", range: [0, 1.05] },
+    // Headroom above 1 for the counts written over the points.
+    ], { xaxis: { title: "stated confidence", range: [0, 1] }, yaxis: { title: "share correct", range: [0, 1.12] },
          yaxis2: { title: "reviews", overlaying: "y", side: "right", showgrid: false } });
 
     const points = data.roc.points;

@@ -33,9 +33,7 @@
   function plot(id, traces, layout) {
     const target = document.getElementById(id);
     if (!target) return;
-    const base = { margin: { l: 50, r: 20, t: 10, b: 40 }, legend: { orientation: "h", y: -0.2 },
-                   paper_bgcolor: "#fff", plot_bgcolor: "#fff", hovermode: "closest" };
-    window.Plotly.newPlot(target, window.Denoise.chartSafe(traces), Object.assign(base, layout || {}),
+    window.Plotly.newPlot(target, window.Denoise.chartSafe(traces), window.Denoise.chartLayout(layout, traces.length),
       { responsive: true, displaylogo: false });
   }
 

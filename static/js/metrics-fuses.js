@@ -23,8 +23,7 @@
       return { type: "bar", orientation: "h", name: decision, marker: { color: color },
                y: rows.map(function (r) { return decision + ": " + r.reason; }), x: rows.map(function (r) { return r.count; }) };
     });
-    M.plot("chart-reasons", traces, { margin: { l: 220, r: 20, t: 10, b: 40 }, xaxis: { title: "decisions" },
-                                      yaxis: { automargin: true } });
+    M.plot("chart-reasons", traces, { xaxis: { title: "decisions" } });
     M.fillTable("consecutive", data.consecutive_fuses.map(function (r) { return [r.agent_id, r.consecutive_fuses]; }));
     const outcomes = document.getElementById("fuse-outcomes");
     outcomes.replaceChildren();

@@ -10,6 +10,16 @@
     return M.el("span", { class: "flag " + (shape.bimodal ? "bimodal" : "ok") }, shape.bimodal ? "bimodal" : "unimodal");
   }
 
+  // The heading's flag sums up the rows under it, from their own flags: a
+  // split that is bimodal in one group is not called unimodal above it.
+  function summaryFlag(rows, by) {
+    const flagged = rows.filter(function (row) { return row.shape.bimodal; });
+    if (!flagged.length) return flag({ bimodal: false });
+    const groups = flagged.filter(function (row) { return !row.overall; }).length;
+    const where = groups ? " in " + groups + " of " + (rows.length - 1) + " by " + by : " overall";
+    return M.el("span", { class: "flag bimodal" }, "bimodal" + where);
+  }
+
   M.load(function (data) {
     const box = document.getElementById("distributions");
     box.replaceChildren();
@@ -18,19 +28,20 @@
     }
     data.metrics.forEach(function (metric, index) {
       const section = M.el("section", { class: "distribution", "data-metric": metric.label });
+      const rows = [{ value: "all", shape: metric.overall.shape, overall: true }].concat(metric.groups);
       const title = M.el("h2", {}, metric.label);
-      title.appendChild(flag(metric.overall.shape));
+      title.appendChild(summaryFlag(rows, data.by));
       section.appendChild(title);
       const chartId = "chart-distribution-" + index;
       section.appendChild(M.el("div", { id: chartId, class: "chart", "data-chart": "histogram" }));
-      const table = M.el("table", { class: "data-table" });
+      const table = M.el("table", { class: "data shapes" });
       const head = M.el("tr");
       [data.by, "values", "mean", "std", "bimodality coefficient", "peaks", ""].forEach(function (h) {
         head.appendChild(M.el("th", {}, h));
       });
       table.appendChild(M.el("thead")).appendChild(head);
       const body = table.appendChild(M.el("tbody"));
-      [{ value: "all", shape: metric.overall.shape }].concat(metric.groups).forEach(function (group) {
+      rows.forEach(function (group) {
         const tr = M.el("tr");
         const s = group.shape;
         [group.value, M.num(s.count), M.num(s.mean), M.num(s.std), M.num(s.bimodality_coefficient), s.peaks]
@@ -38,7 +49,7 @@
         tr.appendChild(M.el("td")).appendChild(flag(s));
         body.appendChild(tr);
       });
-      section.appendChild(table);
+      section.appendChild(M.el("div", { class: "card table-card" })).appendChild(table);
       box.appendChild(section);
       const isConfidence = metric.metric === "";
       const traces = metric.groups.map(function (group) {
