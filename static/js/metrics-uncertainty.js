@@ -12,12 +12,13 @@
 
   // The heading's flag sums up the rows under it, from their own flags: a
   // split that is bimodal in one group is not called unimodal above it.
-  function summaryFlag(rows, by) {
+  function summary(rows, by) {
     const flagged = rows.filter(function (row) { return row.shape.bimodal; });
-    if (!flagged.length) return flag({ bimodal: false });
+    const box = M.el("span", { class: "flag-summary" });
+    box.appendChild(flag({ bimodal: flagged.length > 0 }));
     const groups = flagged.filter(function (row) { return !row.overall; }).length;
-    const where = groups ? " in " + groups + " of " + (rows.length - 1) + " by " + by : " overall";
-    return M.el("span", { class: "flag bimodal" }, "bimodal" + where);
+    if (groups) box.appendChild(M.el("span", { class: "muted flag-detail" }, "in " + groups + " of " + (rows.length - 1) + " groups by " + by));
+    return box;
   }
 
   M.load(function (data) {
@@ -30,7 +31,7 @@
       const section = M.el("section", { class: "distribution", "data-metric": metric.label });
       const rows = [{ value: "all", shape: metric.overall.shape, overall: true }].concat(metric.groups);
       const title = M.el("h2", {}, metric.label);
-      title.appendChild(summaryFlag(rows, data.by));
+      title.appendChild(summary(rows, data.by));
       section.appendChild(title);
       const chartId = "chart-distribution-" + index;
       section.appendChild(M.el("div", { id: chartId, class: "chart", "data-chart": "histogram" }));

@@ -121,7 +121,8 @@ def test_the_uncertainty_heading_flags_what_its_rows_flag(live_server, page, pro
     rows = {row.locator("td").first.inner_text(): row.locator(".flag").inner_text()
             for row in section.locator("tbody tr").all()}
     assert rows["split"] == "bimodal" and rows["steady"] == "unimodal" and rows["all"] == "unimodal"
-    assert section.locator("h2 .flag").inner_text() == "bimodal in 1 of 2 by step"
+    assert section.locator("h2 .flag").inner_text() == "bimodal"
+    assert section.locator("h2 .flag-detail").inner_text() == "in 1 of 2 groups by step"
     # The table is the product's table: uppercase muted headers, ruled rows, on a card.
     header = section.locator("thead th").first
     assert header.evaluate("(th) => getComputedStyle(th).textTransform") == "uppercase"
