@@ -4,7 +4,7 @@ step or agent, each with its shape and a bimodality flag (metrics.stats.bimodali
 from dataclasses import dataclass
 
 from metrics.counts import histograms
-from metrics.dashboards.series import label
+from metrics.dashboards.series import display_order, label
 from metrics.params import ChartParams
 from metrics.questions import Question
 from metrics.rollups.schema import BIN_SCALE, BIN_WIDTH, bin_start
@@ -37,7 +37,7 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
             "overall": histogram(overall, metric),
             "groups": [
                 {"value": label(value), **histogram(bins, metric)}
-                for value, bins in sorted(groups.items(), key=lambda item: (item[0] is None, str(item[0])))
+                for value, bins in sorted(groups.items(), key=lambda item: display_order(item[0]))
             ],
         })
     return {"query": params.query(), "by": by, "metrics": metrics}

@@ -5,7 +5,7 @@ escalations) and the effect of each fuse policy version."""
 
 from metrics import values
 from metrics.counts import fuse_reasons, policy_versions
-from metrics.dashboards.series import label, totals_row
+from metrics.dashboards.series import display_order, label, totals_row
 from metrics.params import ChartParams
 from metrics.questions import Question
 from provenance.models import FuseDecision
@@ -37,7 +37,7 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
 
 
 def rows(found: dict, question: Question) -> list[dict]:
-    ordered = sorted(found.items(), key=lambda item: (item[0][1] is None, str(item[0][1])))
+    ordered = sorted(found.items(), key=lambda item: display_order(item[0][1]))
     return [{"value": label(value), **totals_row(totals, question.metrics)} for (_, value), totals in ordered]
 
 

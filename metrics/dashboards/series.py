@@ -31,6 +31,14 @@ def label(value) -> str:
     return "(none)" if value in (None, "") else str(value)
 
 
+def display_order(value) -> tuple:
+    """How a chart orders its groups: rounds 1, 2, 10 as numbers (not 1, 10,
+    2 as text), names alphabetically after them, no value last."""
+    text = str(value)
+    number = text.isdigit() or (text.startswith("-") and text[1:].isdigit())
+    return (value is None, not number, int(text) if number else 0, text)
+
+
 def totals_row(totals: Totals, metrics=METRICS) -> dict:
     return {**totals.values(metrics), "accepted": totals.accepted, "downweighted": totals.downweighted,
             "fused": totals.fused, "unjudged": totals.nodes - totals.accepted - totals.downweighted - totals.fused}

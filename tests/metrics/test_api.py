@@ -95,3 +95,12 @@ def test_one_node_is_enough_for_every_dashboard(api, ingest):
 def test_explicit_dates_win_over_a_preset_range(api):
     body = api.get("/api/v1/metrics/overview", {"range": "30d", **WINDOW}).json()
     assert (body["query"]["start"], body["query"]["range"]) == ("2026-11-20T09:00:00Z", "")
+
+
+def test_rounds_are_charted_in_numeric_order(api, ingest):
+    ingest(*[node_event(f"r{n}", f"t{n}", round=n, confidence=0.5, seconds=n) for n in (10, 2, 1, 100)])
+    refresh_rollups()
+    body = api.get("/api/v1/metrics/fuses", WINDOW).json()
+    assert [row["value"] for row in body["by_round"]] == ["1", "2", "10", "100"]
+    by_round = api.get("/api/v1/metrics/distributions", {**WINDOW, "by": "round"}).json()
+    assert [group["value"] for group in by_round["metrics"][0]["groups"]] == ["1", "2", "10", "100"]
