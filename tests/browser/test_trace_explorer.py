@@ -121,6 +121,8 @@ def test_investigating_a_bad_answer(asgi_live_server, tenant, watched_page):
     page.wait_for_function("() => document.getElementById('stat-nodes').textContent === '7'")
     page.locator("#toast", has_text="1 new node arrived").wait_for()
     ids = drawn_ids(page)
+    # The header follows the message itself; the graph follows once its refresh is drawn.
+    page.wait_for_function("(i) => (" + POINT_OF + ")(i) !== null", arg=ids.index("follow-up"))
     assert node_point(page, ids, "follow-up")["color"] == 0.2
     assert page.evaluate(POINTS)["fresh"], "the new node is ringed for a moment"
     assert page.problems == []
