@@ -223,7 +223,8 @@ def main() -> None:
             ("fuse rates", fuses.build, params()),
             ("fuse rates, step filter", fuses.build, params(step="retrieval")),
             ("uncertainty distributions", distributions.build, params()),
-            ("drift (confidence)", drift.build, params(range="7d")),
+            ("drift (confidence), 7d", drift.build, params(range="7d")),
+            ("drift (confidence), 7d in day buckets", drift.build, params(range="7d", resolution="day")),
             ("drift (semantic_entropy), reasoning", drift.build, params(metric="semantic_entropy", step="reasoning")),
             ("calibration", calibration.build, params()),
         ]

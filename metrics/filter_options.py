@@ -1,7 +1,8 @@
-"""The values the filter selects offer: every agent, step, source type and
-round the project has used."""
+"""The values the filters offer: every agent, step, source type and round
+the project has used, and the span of time its data covers."""
 
 from django.db import connection
+from django.db.models import Max, Min
 
 from metrics.models import DayHistogram, HourRollup
 from metrics.rollups.schema import DIMENSIONS, SINGLE_DIMENSION_MASKS, is_metric_value
@@ -44,3 +45,9 @@ def metric_names(project) -> list[str]:
         if isinstance(reported, dict):
             names.update(name for name, value in reported.items() if is_metric_value(value))
     return sorted(names)
+
+
+def data_extent(project) -> tuple | None:
+    """(oldest, newest) node timestamp, None without nodes: what the default range is fitted to."""
+    found = Node.objects.filter(project=project).aggregate(oldest=Min("timestamp"), newest=Max("timestamp"))
+    return (found["oldest"], found["newest"]) if found["oldest"] else None

@@ -1,6 +1,7 @@
 """The query parameters every chart and metrics endpoint takes: a time range
 (explicit `start`, with `end` or now; else a preset `range` ending at `end` or
-now; default the last 7 days), filters (`agent_id`, `step`, `source_type`,
+now; with none of the three, the last 7 days, or on the pages the range
+`fitted` to the project's data), filters (`agent_id`, `step`, `source_type`,
 `round`), the series `resolution`, and per chart extras (`by`, `metric`,
 `baseline_start`/`baseline_end`). Times are ISO 8601; without an offset, UTC."""
 
@@ -10,7 +11,7 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 from rest_framework import serializers
 
-from metrics.questions import Filters, iso
+from metrics.questions import Filters, bucket_floor, iso
 from metrics.rollups.schema import DIMENSIONS
 from provenance.api.params import TimestampField
 
@@ -30,6 +31,26 @@ def auto_step(span: timedelta) -> str:
     return "day"
 
 
+def fitted(oldest: datetime, newest: datetime, now: datetime) -> tuple[datetime, datetime, str, str]:
+    """The pages' default range for data from `oldest` to `newest`: the longest
+    preset up to the usual 7 days whose previous period also lies within the
+    data (so "previous" figures and the drift baseline have something to
+    show; 1h when the data spans less than 2 hours), ending now, or at the
+    end of the newest value's hour when the data stopped before that preset's
+    window begins (an idle project still opens on its data)."""
+    preset = longest_within(now - oldest)
+    if newest >= now - RANGES[preset]:
+        return now - RANGES[preset], now, preset, "now"
+    end = min(now, bucket_floor(newest, "hour") + timedelta(hours=1))
+    preset = longest_within(end - oldest)
+    return end - RANGES[preset], end, preset, "data"
+
+
+def longest_within(data_span: timedelta) -> str:
+    within = [name for name, span in RANGES.items() if span <= RANGES[DEFAULT_RANGE] and 2 * span <= data_span]
+    return within[-1] if within else next(iter(RANGES))
+
+
 @dataclass(frozen=True)
 class ChartParams:
     start: datetime
@@ -40,6 +61,11 @@ class ChartParams:
     metric: str = ""
     by: str = ""
     baseline: tuple[datetime, datetime] | None = None
+    resolution: str = ""  # as asked; `step` is what was chosen
+    # No range asked for on a page: the data's (oldest, newest) it was fitted to, and
+    # whether the range ends "now" or at the newest "data".
+    fitted_to: tuple[datetime, datetime] | None = None
+    fitted: str = ""
 
     @property
     def span(self) -> timedelta:
@@ -76,11 +102,16 @@ class ChartParamsSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
     def validate(self, data):
-        end = data.get("end") or self.context.get("now") or timezone.now().replace(microsecond=0)
-        if data.get("start"):
-            start, preset = data["start"], ""
+        now = self.context.get("now") or timezone.now().replace(microsecond=0)
+        extent, ends = None, ""
+        if not (data.get("start") or data.get("end") or data.get("range")) and "fit_to" in self.context:
+            extent = self.context["fit_to"]()
+        if extent:
+            start, end, preset, ends = fitted(*extent, now)
+        elif data.get("start"):
+            start, end, preset = data["start"], data.get("end") or now, ""
         else:
-            preset = data.get("range", DEFAULT_RANGE)
+            preset, end = data.get("range", DEFAULT_RANGE), data.get("end") or now
             start = end - RANGES[preset]
         if start >= end:
             raise serializers.ValidationError({"start": "must be before end"})
@@ -99,4 +130,5 @@ class ChartParamsSerializer(serializers.Serializer):
             if baseline[0] >= baseline[1]:
                 raise serializers.ValidationError({"baseline_start": "must be before baseline_end"})
         filters = Filters(data["agent_id"], data["step"], data["source_type"], data["round"])
-        return ChartParams(start, end, filters, step, preset, data["metric"], data["by"], baseline)
+        return ChartParams(start, end, filters, step, preset, data["metric"], data["by"], baseline,
+                           data.get("resolution", ""), extent, ends)

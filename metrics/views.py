@@ -9,8 +9,8 @@ from rest_framework.utils.encoders import JSONEncoder
 
 from metrics import overview_panels
 from metrics.dashboards import DASHBOARDS
-from metrics.filter_options import filter_options
-from metrics.params import RANGES, ChartParamsSerializer
+from metrics.filter_options import data_extent, filter_options
+from metrics.params import DEFAULT_RANGE, RANGES, ChartParamsSerializer
 from provenance.membership import project_for_user_or_404
 
 # (url name, title, dashboard its data comes from)
@@ -30,8 +30,9 @@ def page(name: str):
     @login_required
     def view(request, slug):
         project = project_for_user_or_404(request.user, slug)
-        serializer = ChartParamsSerializer(data=request.GET)
+        serializer = page_params(request, project)
         valid = serializer.is_valid()
+        params = serializer.validated_data if valid else None
         data_url = reverse("metrics:data", args=[slug, DATA_OF[name]])
         if request.GET:
             data_url += "?" + request.GET.urlencode()
@@ -43,8 +44,9 @@ def page(name: str):
             "current_page": name,
             "form": request.GET,
             "errors": serializer.errors if not valid else {},
-            "params": serializer.validated_data if valid else None,
+            "params": params,
             "ranges": list(RANGES),
+            "selected_range": selected_range(request, params),
             "options": {column: [str(v) for v in values] for column, values in options.items()},
             "metric_names": options["metric"],
             "by_choices": BY_CHOICES,
@@ -61,7 +63,18 @@ def data(request, slug, name):
     project = project_for_user_or_404(request.user, slug)
     if name not in DASHBOARDS:
         raise Http404
-    serializer = ChartParamsSerializer(data=request.GET)
+    serializer = page_params(request, project)
     if not serializer.is_valid():
         return JsonResponse({"error": "invalid request", "fields": serializer.errors}, status=400)
     return JsonResponse(DASHBOARDS[name](project, serializer.validated_data), encoder=JSONEncoder)
+
+
+def page_params(request, project) -> ChartParamsSerializer:
+    """The pages (unlike the API) fit a missing range to the project's data."""
+    return ChartParamsSerializer(data=request.GET, context={"fit_to": lambda: data_extent(project)})
+
+
+def selected_range(request, params) -> str:
+    if params:
+        return params.range
+    return "" if request.GET.get("start") else request.GET.get("range", DEFAULT_RANGE)

@@ -10,7 +10,7 @@ from django.utils import timezone
 from metrics.rollups.refresh import refresh_rollups
 from provenance.ingest import ingest_events
 from tests.conftest import review_event
-from tests.metrics.traffic import workflow_events
+from tests.metrics.traffic import steady_confidence_events, workflow_events
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -83,3 +83,31 @@ def test_a_bimodal_distribution_is_flagged(live_server, page, member, project):
     page.goto(f"{live_server.url}/metrics/acme/uncertainty/?range=24h")
     page.wait_for_selector("#metrics-root[data-state=ready]")
     assert page.locator("[data-metric=confidence] h2 .flag").text_content() == "bimodal"
+
+
+def test_drift_on_demo_like_data_flags_the_planted_shift_and_says_its_baseline(live_server, page, member, project):
+    # Two days of steady traffic ending now (the default range fits to the last 24h, cut in
+    # 3-hour buckets), with one 3-hour bucket shifted six to nine hours ago.
+    hour = timezone.now().replace(minute=0, second=0, microsecond=0)
+    start = hour - timedelta(hours=49)
+    shifted_from = hour - timedelta(hours=hour.hour % 3 + 9)
+    shifted = range(int((shifted_from - start) / timedelta(hours=1)), int((shifted_from - start) / timedelta(hours=1)) + 3)
+    ingest_events(project, steady_confidence_events(start, 49, shifted=shifted))
+    problems = signed_in(page, live_server, member)
+    page.goto(f"{live_server.url}/metrics/acme/drift/")
+    page.wait_for_selector("#metrics-root[data-state=ready]")
+    assert page.locator("#range-fitted").is_visible()
+    assert page.locator("#drift-summary").get_attribute("data-verdict") == "drift"
+    verdict = page.locator("#drift-verdict [data-verdict=drift]")
+    assert verdict.is_visible() and "in 1 of" in verdict.text_content()
+    assert f"{shifted_from:%Y-%m-%d %H:%M}–" in verdict.text_content()
+    assert page.locator("[data-baseline=earliest]").is_visible()
+    assert page.locator(".js-plotly-plot").count() == 3
+
+    empty = (start - timedelta(days=5)).strftime("%Y-%m-%dT%H:%M:%S")
+    page.goto(f"{live_server.url}/metrics/acme/drift/?baseline_start={empty}&baseline_end={empty[:-8]}23:00:00")
+    page.wait_for_selector("#metrics-root[data-state=ready]")
+    message = page.locator("#drift-verdict [data-verdict=no_baseline]")
+    assert message.is_visible() and "holds 0 values, fewer than the 100" in " ".join(message.text_content().split())
+    assert not page.locator("#drift-verdict [data-verdict=stable]").is_visible()
+    assert problems == []

@@ -63,3 +63,19 @@ def random_window(rng: random.Random):
 def post_in_batches(ingest, events: list[dict], size: int = 1000) -> None:
     for start in range(0, len(events), size):
         ingest(*events[start:start + size])
+
+
+def steady_confidence_events(start, hours: int, *, per_hour: int = 40, shifted=range(0), seed: int = 7,
+                             prefix: str = "s") -> list[dict]:
+    """Demo-like traffic: `per_hour` one-node traces an hour from `start` with
+    confidence around 0.75, around 0.35 in the hours listed in `shifted`."""
+    rng = random.Random(seed)
+    events = []
+    for hour in range(hours):
+        centre = 0.35 if hour in shifted else 0.75
+        for i in range(per_hour):
+            at = start + timedelta(hours=hour, seconds=(i + rng.random()) * 3600 / per_hour)
+            events.append({"id": f"{prefix}{hour}-{i}", "type": "node", "timestamp": at.isoformat(),
+                           "body": {"trace_id": f"{prefix}{hour}-{i}", "product_id": f"{prefix}{hour}-{i}",
+                                    "agent_id": "answerer", "confidence": min(1, max(0, rng.gauss(centre, 0.1)))}})
+    return events
