@@ -221,6 +221,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PARSER_CLASSES": ["provenance.api.parsers.JSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "provenance.api.parsers.JSONWithoutContentType",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": None,

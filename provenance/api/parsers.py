@@ -10,6 +10,7 @@ import orjson
 from django.conf import settings
 from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import BaseParser
 
 from provenance.json_limits import MAX_BODY_DEPTH, body_problem
@@ -37,3 +38,14 @@ class JSONParser(BaseParser):
         if problem:
             raise ParseError(problem)
         return data
+
+
+class JSONWithoutContentType(DefaultContentNegotiation):
+    """A body sent with no Content-Type at all is read as JSON, as ingest reads
+    it (`requests.post(url, data=json.dumps(...))` sends none); a type that is
+    named and not JSON is still a 415."""
+
+    def select_parser(self, request, parsers):
+        if not request.content_type and parsers:
+            return parsers[0]
+        return super().select_parser(request, parsers)

@@ -58,6 +58,13 @@ def test_an_unsupported_content_type_is_a_415(api):
     assert "text/plain" in body["error"]
 
 
+def test_a_json_body_sent_without_a_content_type_is_read_as_json(api):
+    response = api.generic("PUT", "/api/v1/policy", b'{"profiles": {"default": {"block": 0.4}}}', content_type="")
+    assert response.status_code == 200, response.content
+    assert response.json()["profiles"]["default"]["block"] == 0.4
+    assert_error_shape(api.generic("POST", "/api/v1/datasets", b"name=x", content_type=""), 400)
+
+
 def test_a_body_over_the_limit_is_a_413(api, settings):
     settings.INGEST_MAX_BYTES = 1000
     assert_error_shape(api.post("/api/v1/ingest", b'{"batch": [' + b" " * 2000 + b"]}",
