@@ -1,21 +1,25 @@
 """`/api/v1/` (the API root), `/api/v1/schema` (OpenAPI 3, JSON) and
 `/api/v1/docs` (Swagger UI, from our own static files, under our CSP).
 
-They answer to an API key or a signed-in session, like the read API."""
+The schema and the docs page describe the code and hold no data, so they
+answer anyone, like any published API description; a key that is sent is
+still checked (unknown or revoked: 401). The API root, which lists the
+endpoints, answers to a key or a session like the read API."""
 
 from functools import cache
 
-from django.contrib.auth.views import redirect_to_login
 from django.urls import reverse
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.renderers import OpenApiJsonRenderer, OpenApiJsonRenderer2
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions
+from rest_framework import permissions
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer, TemplateHTMLRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from provenance.api.openapi import FREE_OBJECT, STRING, obj
+from provenance.auth import ApiKeyAuthentication
 
 HTTP_METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -27,12 +31,22 @@ def openapi_document() -> dict:
     return SchemaGenerator().get_schema(request=None, public=True)
 
 
-class SchemaView(APIView):
+class PublicDescription(APIView):
+    """No credentials needed. A session is Django's plain one, not the read
+    API's (which needs a project): a signed-in person of no project reads the
+    description like anyone, and the docs page's header still shows them."""
+
+    authentication_classes = [ApiKeyAuthentication, SessionAuthentication]
+    permission_classes = [permissions.AllowAny]
+
+
+class SchemaView(PublicDescription):
     """`GET /api/v1/schema`: the OpenAPI 3 document of every `/api/v1/` endpoint."""
 
     renderer_classes = [OpenApiJsonRenderer2, OpenApiJsonRenderer]
 
-    @extend_schema(operation_id="schema", summary="This document (OpenAPI 3, JSON)", responses={200: FREE_OBJECT}, tags=["api"])
+    @extend_schema(operation_id="schema", summary="This document (OpenAPI 3, JSON); no credentials needed",
+                   responses={200: FREE_OBJECT}, tags=["api"], auth=[{"apiKey": []}, {}])
     def get(self, request):
         return Response(openapi_document())
 
@@ -62,9 +76,8 @@ class ApiRootView(APIView):
         })
 
 
-class DocsView(APIView):
-    """`GET /api/v1/docs`: Swagger UI over the schema. People who are not signed
-    in are sent to the login page first."""
+class DocsView(PublicDescription):
+    """`GET /api/v1/docs`: Swagger UI over the schema."""
 
     renderer_classes = [TemplateHTMLRenderer]
 
@@ -73,8 +86,6 @@ class DocsView(APIView):
         return Response({"schema_url": reverse("api-schema")}, template_name="api/docs.html")
 
     def handle_exception(self, exc):
-        if isinstance(exc, exceptions.NotAuthenticated) and not self.request.META.get("HTTP_AUTHORIZATION"):
-            return redirect_to_login(self.request.get_full_path())
         # Errors are JSON like the rest of the API, not a template that is not there.
         self.request.accepted_renderer = JSONRenderer()
         self.request.accepted_media_type = JSONRenderer.media_type
