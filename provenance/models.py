@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from denoise_dashboard.limits.api import remember_issued_key
+from provenance.retention.digest import Sha256Field
 
 API_KEY_PREFIX = "dd_"
 
@@ -147,8 +148,8 @@ class Node(models.Model):
     # the digests let a later copy of the full text be matched. Nullable, so the
     # ingest's COPY leaves them out.
     summarized_at = models.DateTimeField(null=True, blank=True)
-    content_sha256 = models.CharField(max_length=64, null=True, blank=True)
-    raw_input_sha256 = models.CharField(max_length=64, null=True, blank=True)
+    content_sha256 = Sha256Field(null=True, blank=True)
+    raw_input_sha256 = Sha256Field(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "product_id"], name="node_unique_per_project")]

@@ -111,6 +111,20 @@ def test_a_summary_keeps_the_first_280_characters_and_the_digest_of_the_full_tex
     assert (full["content"], full["raw_input"], full["content_tier"]) == (TEXT, RAW, "full")
 
 
+def test_a_later_copy_of_the_full_text_is_matched_by_its_digest(tiered):
+    apply_retention("--now", NOW)
+    summarized = {product_id for product_id, tier in CASES.items() if tier == "summary"}
+
+    def matching(field, text):
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        return set(Node.objects.filter(**{field: digest}).values_list("product_id", flat=True))
+
+    later_copy = "".join(["The refund total for ticket 4711 is 10,060 EUR. "] * 10)
+    assert matching("content_sha256", later_copy) == summarized
+    assert matching("raw_input_sha256", "query: refund total; " * 20) == summarized
+    assert matching("content_sha256", later_copy + " (edited)") == set()
+
+
 def test_the_trace_read_says_which_nodes_are_summaries(tiered):
     apply_retention("--now", NOW)
     nodes = {n["product_id"]: n["content_tier"] for n in tiered.get("/api/v1/traces/t-e").json()["nodes"]}
