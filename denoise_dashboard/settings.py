@@ -267,6 +267,8 @@ API_MAX_BODY_BYTES = INGEST_MAX_BYTES
 # (deleting), each its own short transaction.
 RETENTION_BATCH_NODES = envint("RETENTION_BATCH_NODES", 5000)
 RETENTION_BATCH_TRACES = envint("RETENTION_BATCH_TRACES", 500)
+# Connections summarizing batches at once (PostgreSQL): one core each.
+RETENTION_WORKERS = envint("RETENTION_WORKERS", 2, minimum=1)
 
 WEBHOOK_ALLOW_PRIVATE = envbool("WEBHOOK_ALLOW_PRIVATE", False)
 # The built-in webhook inbox: a destination kind that keeps each signed request

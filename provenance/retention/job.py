@@ -103,8 +103,8 @@ def apply_project(project: Project, now: datetime | None = None, dry_run: bool =
         if retention.full_content_days is not None:
             pass_ = Summarizing.of(project, now - timedelta(days=retention.full_content_days),
                                    retention.keep_full_below)
-            for low, high in pass_.id_ranges(settings.RETENTION_BATCH_NODES):
-                _progress(run, nodes_summarized=pass_.summarize(low, high, timezone.now()))
+            pass_.summarize_all(settings.RETENTION_BATCH_NODES, settings.RETENTION_WORKERS, timezone.now,
+                                lambda summarized: _progress(run, nodes_summarized=summarized))
         run.status = RetentionRun.Status.FINISHED
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "finished_at"])
@@ -130,8 +130,8 @@ def share_with_full_text(project: Project) -> float | None:
 
 
 def _progress(run: RetentionRun, **added: int) -> None:
-    """Counted after each committed batch, so an interrupted run still says
-    what it did."""
+    """Counted with each batch (in its transaction, when it has one), so an
+    interrupted run still says what it did."""
     RetentionRun.objects.filter(pk=run.pk).update(
         batches=F("batches") + 1, **{field: F(field) + n for field, n in added.items()})
 

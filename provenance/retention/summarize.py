@@ -1,35 +1,33 @@
 """Cutting old nodes' text to a summary, in batches of node ids.
 
-Each batch is one `UPDATE … WHERE id IN (…)` in its own transaction over a
-bounded id range, so the job holds no long locks and never loads a project's
-nodes into memory. The filter excludes summarized nodes, so a batch repeated
-after a crash changes nothing twice: the job resumes by running again. The
-digests are computed by the database from the text before it is cut, since
-every right-hand side of an UPDATE reads the old row.
+Each batch is one `UPDATE … WHERE id IN (…)` over a bounded id range, in its
+own transaction with the run's progress counter, so the job holds no long
+locks, never loads a project's nodes into memory, and a run's counts are
+exactly what it committed. The filter excludes summarized nodes, so a batch
+repeated after a crash changes nothing twice: the job resumes by running
+again. The digests are computed by the database from the text before it is
+cut, since every right-hand side of an UPDATE reads the old row.
+
+Batches are independent (summarizing a node changes nothing any rule reads),
+so on PostgreSQL a few workers, each with its own connection, take id ranges
+in turn: rewriting rows (TOAST reads and deletes, four index entries, WAL)
+is the work, and one backend does it on one core.
 """
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 from django.db.models import Max, Min
-from django.db.models.functions import SHA256, Left
+from django.db.models.functions import Left
 
 from provenance.models import Node, Project
+from provenance.retention.digest import TextDigest
 from provenance.retention.rules import SUMMARY_CHARS, keeps_full_text, reviewed_final_answers
 
 BATCH_NODES = 5000
-
-
-class TextDigest(SHA256):
-    """Hex SHA-256 of a text column. Django's SHA256 needs pgcrypto on
-    PostgreSQL; its built-in sha256() (11+) does without. On SQLite Django
-    registers SHA256 itself."""
-
-    def as_postgresql(self, compiler, connection, **extra_context):
-        return self.as_sql(compiler, connection, template="encode(sha256(convert_to(%(expressions)s, 'UTF8')), 'hex')",
-                           **extra_context)
 
 
 @dataclass(frozen=True)
@@ -60,19 +58,67 @@ class Summarizing:
         for low in range(bounds["low"], bounds["high"] + 1, batch):
             yield low, low + batch - 1
 
-    def summarize(self, low: int, high: int, now: datetime) -> int:
-        """Summarizes the candidates with ids in [low, high]; returns how many."""
+    def summarize(self, low: int, high: int, now: datetime, counted: Callable[[int], None] = lambda n: None) -> int:
+        """Summarizes the candidates with ids in [low, high]; returns how many,
+        after passing the number to `counted` in the same transaction."""
         with transaction.atomic():
             if connection.vendor == "postgresql":
-                # The plan's cost estimate crosses the JIT threshold, and compiling
-                # it costs more than running it, on every batch.
                 with connection.cursor() as cursor:
+                    # The plan's cost estimate crosses the JIT threshold, and compiling
+                    # it costs more than running it, on every batch.
                     cursor.execute("SET LOCAL jit = off")
+                    # A batch lost to a crash before its WAL reached the disk is simply
+                    # redone by the next run: no need to wait for the flush.
+                    cursor.execute("SET LOCAL synchronous_commit = off")
             batch = self.candidates().filter(pk__gte=low, pk__lte=high).values("pk")
-            return Node.objects.filter(pk__in=batch).update(
+            summarized = Node.objects.filter(pk__in=batch).update(
                 content_sha256=TextDigest("content"),
                 raw_input_sha256=TextDigest("raw_input"),
                 content=Left("content", SUMMARY_CHARS),
                 raw_input=Left("raw_input", SUMMARY_CHARS),
                 summarized_at=now,
             )
+            counted(summarized)
+            return summarized
+
+    def summarize_all(self, batch: int, workers: int, now: Callable[[], datetime],
+                      counted: Callable[[int], None]) -> None:
+        """Every batch, by `workers` connections at once where that is possible:
+        on PostgreSQL, outside a transaction (inside one, other connections would
+        not see its rows)."""
+        ranges = self.id_ranges(batch)
+        if workers <= 1 or connection.vendor != "postgresql" or connection.in_atomic_block:
+            for low, high in ranges:
+                self.summarize(low, high, now(), counted)
+            return
+        in_parallel(ranges, workers, lambda low, high: self.summarize(low, high, now(), counted))
+
+
+def in_parallel(ranges: Iterable[tuple[int, int]], workers: int, work: Callable[[int, int], object]) -> None:
+    """Runs `work` over the ranges on `workers` threads, each with its own
+    database connection (closed when it is done). The first error stops the
+    others taking new ranges and is raised here."""
+    ranges = iter(ranges)
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def worker():
+        try:
+            while not errors:
+                with lock:
+                    bounds = next(ranges, None)
+                if bounds is None:
+                    return
+                work(*bounds)
+        except BaseException as error:  # re-raised in the calling thread
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=worker, name=f"retention-{i}") for i in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
