@@ -1,8 +1,9 @@
 """The summary digests as their 32 bytes on PostgreSQL instead of 64 hex
 characters (see provenance/retention/digest.py). The stored hex is decoded in
-place; SQLite keeps its hex text, so there only the model state changes."""
+place; SQLite keeps its hex text, so there only the model state changes.
+And the index retention's "reviewed" rule looks reviews up by."""
 
-from django.db import migrations
+from django.db import migrations, models
 
 import provenance.retention.digest
 
@@ -37,5 +38,9 @@ class Migration(migrations.Migration):
                 )
                 for column in COLUMNS
             ],
+        ),
+        migrations.AddIndex(
+            model_name='review',
+            index=models.Index(fields=['project', 'product_id'], name='review_product'),
         ),
     ]
