@@ -91,3 +91,14 @@ class Serve:
                               headers={"Authorization": f"Bearer {api_key}"}, timeout=30)
         assert response.status_code == expect, response.text
         return response
+
+
+def signed_in(url: str, username: str, password: str) -> httpx.Client:
+    """A browser-like client signed in through the login form."""
+    client = httpx.Client(timeout=10)
+    client.get(f"{url}/login/")
+    answer = client.post(f"{url}/login/", data={"username": username, "password": password,
+                                                "csrfmiddlewaretoken": client.cookies["csrftoken"]},
+                         headers={"Referer": f"{url}/login/"})
+    assert answer.status_code == 302, answer.text[:500]
+    return client

@@ -20,7 +20,7 @@ from django.urls import URLResolver, get_resolver
 from denoiseflow import Recorder
 from tests.otlp.test_partial_success import export, span
 from tests.own_postgres import OwnPostgres
-from tests.serving import REPO, Serve
+from tests.serving import REPO, Serve, signed_in
 
 ANSWER_WITHIN_SECONDS = 2.0
 
@@ -110,17 +110,6 @@ def test_while_the_database_is_down_every_api_request_is_503_with_retry_after_wi
     # Each worker finds out on its own; a connection per request reaches both.
     wait_for(lambda: all(httpx.get(f"{dashboard.url}/api/v1/traces", headers=auth, timeout=10).status_code == 200
                          for _ in range(8)), "every worker to answer again", timeout=60)
-
-
-def signed_in(url: str, username: str, password: str) -> httpx.Client:
-    """A browser-like client signed in through the login form."""
-    client = httpx.Client(timeout=10)
-    client.get(f"{url}/login/")
-    answer = client.post(f"{url}/login/", data={"username": username, "password": password,
-                                                "csrfmiddlewaretoken": client.cookies["csrftoken"]},
-                         headers={"Referer": f"{url}/login/"})
-    assert answer.status_code == 302, answer.text[:500]
-    return client
 
 
 def stored_nodes(own_postgres, trace_prefix: str) -> tuple[int, int]:

@@ -14,8 +14,10 @@ import pytest
 from django.db import connection
 
 from provenance.models import Node
+from tests.alerts.conftest import SECRET
+from tests.alerts.receiver import Receiver, start
 from tests.conftest import node_event
-from tests.serving import Serve, database_url
+from tests.serving import Serve, database_url, signed_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -126,3 +128,32 @@ def can_lock(path) -> bool:
             return False
         fcntl.flock(handle, fcntl.LOCK_UN)
         return True
+
+
+@pytest.fixture
+def receiver():
+    hook = Receiver(secret=SECRET)
+    server = start(hook)
+    yield hook
+    server.shutdown()
+    server.server_close()
+
+
+def test_links_in_webhooks_point_at_the_port_serve_listens_on(tmp_path, server_env, tenant, receiver,
+                                                              django_user_model):
+    project, key = tenant
+    project.members.add(django_user_model.objects.create_user("ops", password="pw-ops-12345"))
+    # No SITE_ROOT given: the address serve was started on is the one links name.
+    with Serve(tmp_path, WEBHOOK_ALLOW_PRIVATE="1", **server_env) as server:
+        created = httpx.post(f"{server.url}/api/v1/alert-rules", headers={"Authorization": f"Bearer {key}"}, json={
+            "name": "fuses", "match": "all", "for": "0m",
+            "conditions": [{"metric": "fuse_rate", "window": "15m", "op": ">", "threshold": 0.5}],
+            "destinations": [{"type": "webhook", "url": receiver.url, "secret": SECRET}]})
+        assert created.status_code == 201, created.text
+        rule_page = f"{server.url}/alerts/{project.slug}/{created.json()['id']}/"
+        person = signed_in(server.url, "ops", "pw-ops-12345")
+        sent = person.post(rule_page + "test/", data={"csrfmiddlewaretoken": person.cookies["csrftoken"]},
+                           headers={"Referer": rule_page})
+        assert sent.status_code == 302, sent.text[:500]
+        delivered = receiver.wait_for(1, timeout=60)
+    assert delivered and delivered[0].json["url"] == rule_page

@@ -1,3 +1,5 @@
+import os
+
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
@@ -27,6 +29,10 @@ class Command(BaseCommand):
         host, sep, port = addrport.rpartition(":")
         if not sep or not port.isdigit():
             raise CommandError(f"{addrport!r}: expected HOST:PORT, e.g. 127.0.0.1:8000")
+        if "SITE_ROOT" not in os.environ:
+            # Links in webhooks and notifications point at this server, not at the :8000 default.
+            shown_host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
+            settings.SITE_ROOT = os.environ["SITE_ROOT"] = f"http://{shown_host}:{port}"
         workers = workers or default_workers()
         if workers > 1 and not settings.REDIS_URL:
             self.stderr.write(
