@@ -163,11 +163,6 @@ def signed_in(page, live_server, member: Client) -> list[str]:
     collects the page's console errors and uncaught exceptions from then on."""
     cookie = django_settings.SESSION_COOKIE_NAME
     page.context.add_cookies([{"name": cookie, "value": member.cookies[cookie].value, "url": live_server.url}])
-    return watched(page)
-
-
-def watched(page) -> list[str]:
-    """The list that collects `page`'s console errors and uncaught exceptions from now on."""
     problems = []
     page.on("console", lambda message: problems.append(message.text)
             if message.type == "error" and not message.location.get("url", "").endswith("/favicon.ico") else None)

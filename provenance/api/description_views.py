@@ -1,25 +1,21 @@
 """`/api/v1/` (the API root), `/api/v1/schema` (OpenAPI 3, JSON) and
 `/api/v1/docs` (Swagger UI, from our own static files, under our CSP).
 
-The schema and the docs page describe the code and hold no data, so they
-answer anyone, like any published API description; a key that is sent is
-still checked (unknown or revoked: 401). The API root, which lists the
-endpoints, answers to a key or a session like the read API."""
+They answer to an API key or a signed-in session, like the read API."""
 
 from functools import cache
 
+from django.contrib.auth.views import redirect_to_login
 from django.urls import reverse
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.renderers import OpenApiJsonRenderer, OpenApiJsonRenderer2
 from drf_spectacular.utils import extend_schema
-from rest_framework import permissions
-from rest_framework.authentication import SessionAuthentication
+from rest_framework import exceptions
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer, TemplateHTMLRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from provenance.api.openapi import FREE_OBJECT, STRING, obj
-from provenance.auth import ApiKeyAuthentication
 
 HTTP_METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -31,22 +27,12 @@ def openapi_document() -> dict:
     return SchemaGenerator().get_schema(request=None, public=True)
 
 
-class PublicDescription(APIView):
-    """No credentials needed. A session is Django's plain one, not the read
-    API's (which needs a project): a signed-in person of no project reads the
-    description like anyone, and the docs page's header still shows them."""
-
-    authentication_classes = [ApiKeyAuthentication, SessionAuthentication]
-    permission_classes = [permissions.AllowAny]
-
-
-class SchemaView(PublicDescription):
+class SchemaView(APIView):
     """`GET /api/v1/schema`: the OpenAPI 3 document of every `/api/v1/` endpoint."""
 
     renderer_classes = [OpenApiJsonRenderer2, OpenApiJsonRenderer]
 
-    @extend_schema(operation_id="schema", summary="This document (OpenAPI 3, JSON); no credentials needed",
-                   responses={200: FREE_OBJECT}, tags=["api"], auth=[{"apiKey": []}, {}])
+    @extend_schema(operation_id="schema", summary="This document (OpenAPI 3, JSON)", responses={200: FREE_OBJECT}, tags=["api"])
     def get(self, request):
         return Response(openapi_document())
 
@@ -76,8 +62,9 @@ class ApiRootView(APIView):
         })
 
 
-class DocsView(PublicDescription):
-    """`GET /api/v1/docs`: Swagger UI over the schema."""
+class DocsView(APIView):
+    """`GET /api/v1/docs`: Swagger UI over the schema. People who are not signed
+    in are sent to the login page first."""
 
     renderer_classes = [TemplateHTMLRenderer]
 
@@ -86,6 +73,8 @@ class DocsView(PublicDescription):
         return Response({"schema_url": reverse("api-schema")}, template_name="api/docs.html")
 
     def handle_exception(self, exc):
+        if isinstance(exc, exceptions.NotAuthenticated) and not self.request.META.get("HTTP_AUTHORIZATION"):
+            return redirect_to_login(self.request.get_full_path())
         # Errors are JSON like the rest of the API, not a template that is not there.
         self.request.accepted_renderer = JSONRenderer()
         self.request.accepted_media_type = JSONRenderer.media_type
