@@ -71,6 +71,11 @@ class ChartParams:
     def span(self) -> timedelta:
         return self.end - self.start
 
+    @property
+    def previous_in_data(self) -> bool:
+        """A fitted range's previous period lies within the data (not so under 2 hours of it)."""
+        return bool(self.fitted_to) and self.fitted_to[0] <= self.start - self.span
+
     def query(self) -> dict:
         """The parameters as the pages echo them back."""
         found = {"start": iso(self.start), "end": iso(self.end), "step": self.step, "range": self.range,

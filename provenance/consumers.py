@@ -10,7 +10,7 @@ earlier, in the ASGI router.
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from provenance import explorer, live
+from provenance import explorer, live, reading
 from provenance.membership import projects_for, visible_trace
 
 REFUSED = 4403
@@ -55,14 +55,27 @@ class TraceConsumer(ScopedConsumer):
     def group_for(self, trace):
         return live.trace_group(trace.pk)
 
-    async def nodes_added(self, event):
-        # The group is this trace's own, so the ids need no further scoping. The
-        # header's figures come along, so the page shows them as the nodes arrive.
-        rows = await database_sync_to_async(explorer.trace_rows)(self.trace.project, [self.trace.pk])
-        message = {"type": "nodes.added", "nodes": event["product_ids"]}
-        if rows:
-            message["trace"] = rows[0]
+    def header(self) -> dict | None:
+        rows = explorer.trace_rows(self.trace.project, [self.trace.pk])
+        if not rows:
+            return None
+        # The header's Verdict is the trace's latest review, whichever node it is about.
+        return {**rows[0], "verdict": reading.latest_verdict(self.trace)}
+
+    async def send_with_header(self, message: dict) -> None:
+        # The header's figures come along, so the page shows them as the news arrives.
+        header = await database_sync_to_async(self.header)()
+        if header is not None:
+            message["trace"] = header
         await self.send_json(message)
+
+    async def nodes_added(self, event):
+        # The group is this trace's own, so the ids need no further scoping.
+        await self.send_with_header({"type": "nodes.added", "nodes": event["product_ids"]})
+
+    async def trace_changed(self, event):
+        """A review, fuse or escalation about nodes already shown."""
+        await self.send_with_header({"type": "trace.changed"})
 
 
 class ProjectConsumer(ScopedConsumer):

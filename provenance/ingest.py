@@ -229,11 +229,23 @@ def write_after_nodes(project: Project, batch: SortedBatch, stored: list, trace_
     new_nodes_by_trace: dict[int, list[str]] = defaultdict(list)
     for _, node in stored:
         new_nodes_by_trace[trace_pks[node.trace_id]].append(node.product_id)
-    touched_traces = set(new_nodes_by_trace) | {trace_pks[t] for t in batch.other_trace_ids()}
-    if touched_traces or batch.fuses:
+    touched_traces = (set(new_nodes_by_trace) | {trace_pks[t] for t in batch.other_trace_ids()}
+                      | fused_traces(project, batch.fuses, trace_pks))
+    if touched_traces:
         transaction.on_commit(
             lambda: live.publish_ingest(project.pk, dict(new_nodes_by_trace), sorted(touched_traces))
         )
+
+
+def fused_traces(project: Project, fuses: list[FuseEvent], trace_pks: dict[str, int]) -> set[int]:
+    """Pks of the stored traces that `fuses` judge nodes of: an open trace page
+    shows a fuse decision about a node it already has."""
+    wanted = {f.trace_id for f in fuses}
+    known = {trace_pks[t] for t in wanted if t in trace_pks}
+    missing = wanted - trace_pks.keys()
+    if missing:
+        known |= set(Trace.objects.filter(project=project, trace_id__in=missing).values_list("pk", flat=True))
+    return known
 
 
 def claim_event_ids(project: Project, event_ids: list[str], now) -> set[str]:

@@ -37,6 +37,11 @@ def publish_ingest(project_pk: int, new_nodes_by_trace: dict[int, list[str]], to
         (trace_group(trace_pk), {"type": "nodes.added", "trace": trace_pk, "product_ids": product_ids})
         for trace_pk, product_ids in new_nodes_by_trace.items()
     ]
+    # A review or a fuse about nodes a page already has changes its header and graph too.
+    messages += [
+        (trace_group(trace_pk), {"type": "trace.changed", "trace": trace_pk})
+        for trace_pk in touched_traces if trace_pk not in new_nodes_by_trace
+    ]
     messages.append((project_group(project_pk), {"type": "traces.changed", "traces": touched_traces}))
     if isinstance(layer, InMemoryChannelLayer):
         # In-process layer: its queues belong to the serving event loop, so send from it.

@@ -46,6 +46,7 @@
     fill("watch", data.rule.watch);
     fill("drift", data.rule.drift);
     fill("width", duration(data.bucket_seconds));
+    document.getElementById("window-width").textContent = duration(data.bucket_seconds);
     fill("judged", judged);
     fill("bucket-count", data.buckets.length);
     fill("few-count", data.status.filter(function (s) { return s === "few"; }).length);

@@ -426,6 +426,13 @@
       if (summary.error_count) errors.appendChild(badge(String(summary.error_count), "bad"));
       else errors.textContent = "0";
     }
+    const verdict = document.getElementById("stat-verdict");
+    if (verdict && "verdict" in summary) {
+      clear(verdict);
+      if (summary.verdict === "incorrect") verdict.appendChild(badge("incorrect", "bad"));
+      else if (summary.verdict === "correct") verdict.appendChild(badge("correct", "good"));
+      else verdict.appendChild(el("span", "none", "not reviewed"));
+    }
     if (summary.ended_at) set("stat-ended", summary.ended_at.replace("T", " ").replace(/\.\d+/, "").replace("Z", ""));
   }
 
@@ -883,8 +890,14 @@
   });
 
   Denoise.liveSocket(root.dataset.ws, liveBadge, function (message) {
-    if (message.type !== "nodes.added") return;
+    if (message.type !== "nodes.added" && message.type !== "trace.changed") return;
     if (message.trace) showSummary(message.trace);
+    if (message.type === "trace.changed") {
+      // A review or a fuse about nodes already drawn: their colours and the open panel change.
+      scheduleRefresh();
+      if (state.selected) select(state.selected, {keepUrl: true});
+      return;
+    }
     message.nodes.forEach(function (id) { state.fresh.add(id); });
     toast(message.nodes.length + " new node" + (message.nodes.length === 1 ? "" : "s") + " arrived");
     setTimeout(function () {

@@ -7,7 +7,7 @@ import pytest
 
 from tests.browser.conftest import sign_in
 from tests.browser.traces import bad_answer_trace
-from tests.conftest import node_event
+from tests.conftest import fuse_event, node_event, review_event
 
 pytestmark = pytest.mark.browser
 
@@ -51,4 +51,21 @@ def test_column_headers_name_the_steps_once_each(asgi_live_server, tenant, watch
     page.wait_for_selector("#dag[data-settled='1'] .xtick text")
     headers = page.eval_on_selector_all("#dag .xtick text", "(ts) => ts.map((t) => t.textContent)")
     assert headers == ["user_input", "entity_extraction", "retrieval", "reasoning", "answer"]
+    assert page.problems == []
+
+
+def test_a_review_and_a_fuse_of_shown_nodes_reach_the_open_header(asgi_live_server, tenant, watched_page):
+    page, server = watched_page, asgi_live_server
+    _, key, _ = tenant
+    server.ingest(key, node_event("ask", "ticket-7", source_type="user_input"),
+                  node_event("answer", "ticket-7", parents=["ask"], seconds=1, source_type="final_answer",
+                             confidence=0.4))
+    sign_in(page, server)
+    page.goto(f"{server.url}/p/acme/traces/ticket-7/")
+    page.wait_for_selector("#live-status.on")
+    assert page.inner_text("#stat-verdict").strip() == "not reviewed"
+    server.ingest(key, review_event("ticket-7", "incorrect", "answer"))
+    page.wait_for_function("() => document.getElementById('stat-verdict').textContent.trim() === 'incorrect'")
+    server.ingest(key, fuse_event("ask", trace_id="ticket-7"))
+    page.wait_for_function("() => document.getElementById('stat-fused').textContent.trim() === '✕ 1'")
     assert page.problems == []

@@ -41,6 +41,14 @@ def test_the_default_page_range_has_a_previous_period_with_data(member, ingest):
     assert body["headline"]["previous"]["node_count"] == 6 and body["headline"]["current"]["node_count"] == 6
 
 
+def test_under_two_hours_of_data_the_note_does_not_promise_a_previous_period(member, ingest):
+    ingest(node_event("n1", confidence=0.8), node_event("n2", seconds=1800, confidence=0.8))
+    html = " ".join(member.get("/metrics/acme/").content.decode().split())
+    assert "No range chosen: the last 1h up to the newest data" in html
+    assert "also has data" not in html
+    assert "this project's data spans less than 2 hours, so the previous 1h has none to compare with" in html
+
+
 def test_explicit_ranges_and_the_api_default_are_not_fitted(member, api, ingest):
     ingest(node_event("n1", confidence=0.8), node_event("n2", seconds=3600, confidence=0.8))
     explicit = member.get("/metrics/acme/data/overview.json", {"range": "30d"}).json()["query"]

@@ -97,6 +97,9 @@ def test_drift_on_demo_like_data_flags_the_planted_shift_and_says_its_baseline(l
     page.goto(f"{live_server.url}/metrics/acme/drift/")
     page.wait_for_selector("#metrics-root[data-state=ready]")
     assert page.locator("#range-fitted").is_visible()
+    # The shared header names drift's bucket width, not the other pages' series step.
+    assert "buckets of 3 hours" in page.locator(".metrics-window").text_content()
+    assert "series per" not in page.locator(".metrics-window").text_content()
     assert page.locator("#drift-summary").get_attribute("data-verdict") == "drift"
     verdict = page.locator("#drift-verdict [data-verdict=drift]")
     assert verdict.is_visible() and "in 1 of" in verdict.text_content()

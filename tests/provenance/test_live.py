@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from denoise_dashboard.asgi import application
-from tests.conftest import node_event, review_event
+from tests.conftest import fuse_event, node_event, review_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -127,3 +127,19 @@ def test_staff_may_listen_to_any_project(ingest, other_api):
     ingest(node_event("g", "g1"), client=other_api)
     staff = get_user_model().objects.create_user("root", is_staff=True)
     assert not refused("/ws/p/globex/traces/g1/", staff)
+
+
+def test_a_review_of_a_shown_node_updates_the_open_trace_header(member_user, ingest):
+    ingest(node_event("a", "t1", confidence=0.4, source_type="final_answer"))
+    [message] = listen_while("/ws/p/acme/traces/t1/", member_user,
+                             lambda: ingest(review_event("t1", "incorrect", "a")))
+    assert message["type"] == "trace.changed"
+    assert message["trace"]["verdict"] == "incorrect"
+
+
+def test_a_fuse_on_a_shown_node_updates_the_open_trace_and_the_list(member_user, ingest):
+    ingest(node_event("a", "t1", confidence=0.2), node_event("b", "t1", parents=["a"], seconds=1))
+    [message] = listen_while("/ws/p/acme/traces/t1/", member_user, lambda: ingest(fuse_event("a")))
+    assert (message["type"], message["trace"]["fused_count"]) == ("trace.changed", 1)
+    [listed] = listen_while("/ws/p/acme/traces/", member_user, lambda: ingest(fuse_event("b")))
+    assert [row["fused_count"] for row in listed["traces"]] == [2]
