@@ -23,6 +23,7 @@ from metrics.stats.calibration import Judged
 from provenance.models import Review, Verdict
 
 TARGET = ReviewTarget._meta.db_table
+AGENT = DIMENSIONS.index("agent_id")
 
 
 def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Filters(),
@@ -84,5 +85,6 @@ def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Fil
         else:
             if isinstance(metrics, (str, bytes)):
                 metrics = orjson.loads(metrics)
-            judged.append(Judged(confidence, verdict == Verdict.CORRECT, metrics if isinstance(metrics, dict) else {}))
+            judged.append(Judged(confidence, verdict == Verdict.CORRECT, metrics if isinstance(metrics, dict) else {},
+                                 dimensions[AGENT]))
     return judged, unscored

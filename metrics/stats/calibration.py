@@ -13,6 +13,16 @@
   the lower threshold (less review).
 - Correlation of uncertainty (1 − confidence) and of each reported metric
   with an incorrect verdict (Pearson, i.e. point-biserial).
+- Per agent: the same error and AUC, and how far its mean confidence
+  exceeds its share correct, so one badly calibrated agent stands out instead
+  of only dragging the project's figures down. An agent with at least
+  MIN_AGENT_REVIEWS reviews is called badly calibrated when its confidence
+  ranks its mistakes poorly (AUC below UNINFORMATIVE_AUC, the usual line
+  between poor and acceptable discrimination) or it states more confidence
+  than it earns (overconfident by OVERCONFIDENT or more). A
+  calibration error alone would also flag an agent that is right more often
+  than it says, which is harmless to a fuse; with fewer reviews the figures
+  are mostly noise.
 """
 
 import math
@@ -21,6 +31,9 @@ from dataclasses import dataclass, field
 from metrics.rollups.schema import is_metric_value
 
 BINS = 10
+MIN_AGENT_REVIEWS = 20
+UNINFORMATIVE_AUC = 0.7
+OVERCONFIDENT = 0.1
 
 
 @dataclass(frozen=True)
@@ -28,6 +41,7 @@ class Judged:
     confidence: float
     correct: bool
     metrics: dict = field(default_factory=dict)
+    agent_id: str = ""
 
 
 def reliability(judged: list[Judged]) -> list[dict]:
@@ -128,6 +142,34 @@ def correlations(judged: list[Judged]) -> list[dict]:
     return found
 
 
+def by_agent(judged: list[Judged]) -> list[dict]:
+    """One row per agent, the worst calibrated first."""
+    groups: dict[str, list[Judged]] = {}
+    for item in judged:
+        groups.setdefault(item.agent_id, []).append(item)
+    rows = []
+    for agent_id, items in groups.items():
+        mean_confidence = sum(j.confidence for j in items) / len(items)
+        accuracy = sum(j.correct for j in items) / len(items)
+        auc = roc(items)["auc"]
+        rows.append({
+            "agent_id": agent_id,
+            "count": len(items),
+            "incorrect": sum(not j.correct for j in items),
+            "mean_confidence": mean_confidence,
+            "accuracy": accuracy,
+            "overconfidence": mean_confidence - accuracy,
+            "ece": expected_calibration_error(items),
+            "auc": auc,
+            "badly_calibrated": len(items) >= MIN_AGENT_REVIEWS and (
+                (auc is not None and auc < UNINFORMATIVE_AUC) or mean_confidence - accuracy >= OVERCONFIDENT),
+            "enough_reviews": len(items) >= MIN_AGENT_REVIEWS,
+        })
+    # Flagged first, then the agents whose confidence ranks their mistakes worst.
+    return sorted(rows, key=lambda r: (not r["badly_calibrated"], not r["enough_reviews"],
+                                       1.0 if r["auc"] is None else r["auc"], r["agent_id"]))
+
+
 def summary(judged: list[Judged]) -> dict:
     bins = reliability(judged)
     return {
@@ -138,4 +180,5 @@ def summary(judged: list[Judged]) -> dict:
         "brier": brier(judged),
         "roc": roc(judged),
         "correlations": correlations(judged),
+        "by_agent": by_agent(judged),
     }

@@ -51,6 +51,14 @@
     }
     M.plot("chart-roc", roc, { xaxis: { title: "false positive rate (correct answers flagged)", range: [0, 1] },
                                yaxis: { title: "true positive rate (errors caught)", range: [0, 1] } });
+    M.fillTable("calibration-by-agent", data.by_agent.map(function (a) {
+      return [a.agent_id || "(no agent)", a.count, a.incorrect, M.num(a.mean_confidence), M.pct(a.accuracy),
+              M.num(a.overconfidence), M.num(a.ece),
+              M.num(a.auc), a.badly_calibrated ? "badly calibrated" : (a.enough_reviews ? "ok" : "too few reviews")];
+    }));
+    document.querySelectorAll("#calibration-by-agent tbody tr").forEach(function (row, k) {
+      if (data.by_agent[k].badly_calibrated) row.classList.add("badly-calibrated");
+    });
     M.fillTable("correlations", data.correlations.map(function (c) { return [c.name, c.count, M.num(c.correlation)]; }));
   });
 })();

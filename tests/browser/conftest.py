@@ -116,8 +116,19 @@ def watched_page(page):
     return page
 
 
-def screenshot(page, name: str) -> Path:
+# A long page is shown down to three screens: enough to see it, not megabytes of rows.
+FULL_PAGE_HEIGHT = 2700
+
+
+def screenshot(page, name: str, full_page: bool = False) -> Path:
+    """The viewport (1440×900), or with `full_page` the page down to FULL_PAGE_HEIGHT."""
     SCREENSHOTS.mkdir(exist_ok=True)
     path = SCREENSHOTS / name
-    page.screenshot(path=str(path))
+    if full_page:
+        width, height = page.evaluate("() => [document.documentElement.clientWidth,"
+                                      " document.documentElement.scrollHeight]")
+        clip = {"x": 0, "y": 0, "width": width, "height": min(height, FULL_PAGE_HEIGHT)}
+        page.screenshot(path=str(path), full_page=True, clip=clip)
+    else:
+        page.screenshot(path=str(path))
     return path

@@ -92,13 +92,38 @@ def test_a_5000_node_run_opens_folded_and_readable(asgi_live_server, big_run, wa
     assert page.problems == []
 
 
+# The page's own clock, from the click to the first frame after the answer is
+# written: the figure the issue asks to stay under 1 s.
+TIME_THE_ANSWER = """() => {
+  const timing = window.whyTiming = {};
+  const path = document.getElementById("np-cause-path");
+  document.addEventListener("click", (event) => {
+    if (event.target.closest("#why-wrong")) timing.clicked = performance.now();
+  }, {capture: true});
+  new MutationObserver(() => {
+    if (path.textContent && timing.answered === undefined) {
+      timing.answered = null;
+      requestAnimationFrame(() => { timing.answered = performance.now(); });
+    }
+  }).observe(path, {childList: true, characterData: true, subtree: true});
+}"""
+# Generous beside the issue's 1 s: CI is a loaded 2-core machine, and this is
+# a correctness test; bench/trace_page.py measures the query itself.
+ANSWER_BOUND_MS = 3000
+
+
 def test_why_is_the_final_answer_wrong_on_5000_nodes(asgi_live_server, big_run, watched_page):
     page, server = watched_page, asgi_live_server
     open_trace(page, server, "?node=final")
     page.wait_for_function("() => document.getElementById('np-title').textContent === 'final'")
+    page.evaluate(TIME_THE_ANSWER)
     page.click("#why-wrong")
     causes = page.locator("#np-cause-list")
     causes.locator("text=frag-c").wait_for()
+    page.wait_for_function("() => typeof window.whyTiming.answered === 'number'")
+    elapsed = page.evaluate("() => window.whyTiming.answered - window.whyTiming.clicked")
+    print(f"'Why is this wrong?' on 5,000 nodes: answered {elapsed:.0f} ms after the click (issue: under 1 s)")
+    assert 0 < elapsed < ANSWER_BOUND_MS
     assert "low confidence" in causes.inner_text()
     path = page.locator("#np-cause-path").text_content()
     # The anomalous steps with the folded distance between them, not 5,000 ids.

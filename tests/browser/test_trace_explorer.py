@@ -154,10 +154,8 @@ def test_the_trace_list_gains_new_traces_live(asgi_live_server, tenant, watched_
     page.go_back()
     # Never a stale copy from the cache: the page comes back with the new trace in it.
     page.wait_for_selector("#trace-table tbody tr[data-trace-id='brand-new-trace']")
-    screenshot(page, "trace-list.png")
     page.click("nav >> text=Bad answers")
     page.wait_for_selector("#bad-answers")
-    screenshot(page, "bad-answers.png")
     assert page.problems == []
 
 

@@ -114,3 +114,17 @@ def test_resolving_every_review_afresh_agrees_with_the_kept_targets(project, rev
     window = (BASE_TIME, BASE_TIME.replace(day=21))
     kept, afresh = judged_nodes(project, *window), judged_nodes(project, *window, use_targets=False)
     assert sorted(kept[0], key=repr) == sorted(afresh[0], key=repr) and kept[1] == afresh[1]
+
+
+def test_an_agent_whose_confidence_says_nothing_is_flagged_and_an_underconfident_one_is_not():
+    # The extractor states 0.9 and is right 60% of the time, whatever the confidence;
+    # the responder says 0.6 when right and 0.3 when wrong: underconfident, but its
+    # confidence ranks its mistakes perfectly, which is what a fuse needs.
+    extractor = [Judged(0.9, i % 5 < 3, agent_id="extractor") for i in range(30)]
+    responder = [Judged(0.6 if i % 4 else 0.3, i % 4 != 0, agent_id="responder") for i in range(40)]
+    few = [Judged(0.9, i % 2 == 0, agent_id="rare") for i in range(10)]
+    rows = calibration.summary(extractor + responder + few)["by_agent"]
+    assert [(r["agent_id"], r["badly_calibrated"], r["enough_reviews"]) for r in rows] == [
+        ("extractor", True, True), ("responder", False, True), ("rare", False, False)]
+    assert math.isclose(rows[0]["overconfidence"], 0.3) and rows[0]["auc"] == 0.5
+    assert rows[1]["auc"] == 1.0 and rows[1]["overconfidence"] < 0
