@@ -87,10 +87,14 @@ def test_calibration_finds_confidence_informative_and_names_the_miscalibrated_ag
     assert auc >= 0.75, legend
     threshold = page.locator(".metric-card", has_text="Suggested threshold").locator(".value").inner_text()
     assert 0.3 < float(threshold) < 0.95
+    # The extractor is flagged among the flagged rows at the top. (The escalated
+    # retrievals of the policy story, reviewed at random, may join it some loads.)
     flagged = page.locator("#calibration-by-agent tbody tr.badly-calibrated")
-    assert flagged.count() == 1
-    assert flagged.locator("td").first.inner_text() == "entity_extractor_v2"
-    assert "badly calibrated" in flagged.inner_text()
+    names = [row.split("\t")[0] for row in flagged.all_inner_texts()]
+    assert "entity_extractor_v2" in names, names
+    assert page.locator("#calibration-by-agent tbody tr").nth(len(names) - 1).get_attribute("class") == \
+        "badly-calibrated"
+    assert flagged.filter(has_text="entity_extractor_v2").locator("td").last.inner_text() == "badly calibrated"
     responder = page.locator("#calibration-by-agent tbody tr", has_text="responder")
     assert responder.locator("td").last.inner_text() == "ok"
     assert page.problems == []
@@ -156,10 +160,11 @@ def test_every_page_draws_without_a_placeholder(demo, demo_page):
         visit(name, next(href for href in links if re.fullmatch(pattern, href or "")), None)
     assert page.problems == []
 
-    # Signed out: the login page, and a URL that names nothing.
-    page.context.clear_cookies()
-    visit("login.png", "/login/", "#id_username")
+    # A URL that names nothing (its 404 is a console error of its own), then the login page.
     missing = page.goto(f"{demo.url}/p/demo/no-such-page/")
     assert missing.status == 404
+    assert page.locator(".main-nav a").count() > 0
     assert "placeholder" not in visible_text(page).lower()
     screenshot(page, "not-found.png", full_page=True)
+    page.context.clear_cookies()
+    visit("login.png", "/login/", "#id_username")
