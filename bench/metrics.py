@@ -1,16 +1,21 @@
 #!/usr/bin/env python
 """Metrics dashboards at volume: rollups vs the raw scan, in the same run.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/metrics.py [--nodes 1000000] [--runs 5] [--keep]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/metrics.py [--nodes 1000000] [--runs 5] \
+        [--database denoise_bench_metrics] [--keep]
 
 1. Generates a month of ten-node workflow traces ending now (PostgreSQL writes
    them itself, INSERT … SELECT over generate_series) into a scratch database
-   (`denoise_bench_metrics`, recreated, dropped at the end unless --keep):
+   (`--database`, default `denoise_bench_metrics`, recreated, dropped at the
+   end unless --keep):
    user input, three retrievals, entity extraction, reasoning, verification, a
    tool call, a summary and the final answer, each consuming the one before.
    Entity extraction is bimodal (a split task), the reasoner drifts down over
    the last week, low-confidence retrievals are downweighted or blocked, a
    fifth of traces get a review following the final answer's confidence.
+   The fuse loop has data too: fuse decisions name policy version 1, then 2
+   for the last 10 days (a few none); a third of second retrievals are
+   retries of the first; final answers below 0.6 are escalated.
 2. Builds the rollups from nothing (`refresh_rollups`), then times a steady
    state refresh after 30 s worth of new nodes and late fuse decisions.
 3. Times every chart's computation over the last 30 days (median of --runs),
@@ -103,7 +108,7 @@ def generate(project_id: int, nodes: int, days: int = 30, seed: float = 0.42) ->
                     'self_consistency_score', round((COALESCE(c, 0.5) * 0.8 + r1 * 0.2)::numeric, 3),
                     'semantic_entropy', round(((1 - COALESCE(c, 0.5)) * 2 + r2 * 0.3)::numeric, 3))
                 ELSE '{}'::jsonb END,
-                '{}'::jsonb, ts, ts, ''
+                '{}'::jsonb, ts, ts, CASE WHEN k = 2 AND r3 > 0.67 THEN trace_id || '-1' ELSE '' END
             FROM (SELECT *, CASE WHEN r1 < 0.08 THEN NULL ELSE confidence END AS c FROM bench_nodes) n
             ORDER BY ts
             """,
@@ -112,13 +117,14 @@ def generate(project_id: int, nodes: int, days: int = 30, seed: float = 0.42) ->
         cursor.execute(
             """
             INSERT INTO provenance_fuse (project_id, trace_id, product_id, event_id, decision, reason, threshold,
-                by_agent_id, inline, timestamp, reason_code)
+                by_agent_id, inline, timestamp, reason_code, policy_version)
             SELECT n.project_id, t.trace_id, n.product_id, n.event_id, n.fuse_state,
                 CASE n.fuse_state WHEN 3 THEN
                     (ARRAY['confidence below 0.3', 'contradicts retrieval', 'stale source'])[1 + (n.id %% 3)]
                 WHEN 2 THEN (ARRAY['confidence below 0.5', 'low vote ratio'])[1 + (n.id %% 2)]
                 ELSE 'ok' END,
-                0.5, 'router_agent', true, n.timestamp, ''
+                0.5, 'router_agent', true, n.timestamp, '',
+                CASE WHEN n.id %% 50 = 0 THEN NULL WHEN n.timestamp < now() - interval '10 days' THEN 1 ELSE 2 END
             FROM provenance_node n JOIN provenance_trace t ON t.id = n.trace_id
             WHERE n.project_id = %s AND n.fuse_state > 0
             """,
@@ -140,6 +146,17 @@ def generate(project_id: int, nodes: int, days: int = 30, seed: float = 0.42) ->
                 n.timestamp + interval '1 hour'
             FROM provenance_node n
             WHERE n.project_id = %s AND n.source_type = 'final_answer' AND random() < 0.2
+            """,
+            [project_id],
+        )
+        cursor.execute(
+            """
+            INSERT INTO provenance_escalation (project_id, trace_id, product_id, event_id, reason, by_agent_id,
+                timestamp)
+            SELECT n.project_id, n.trace_id, n.product_id, 'esc-' || n.product_id, 'low final answer', 'router_agent',
+                n.timestamp + interval '1 minute'
+            FROM provenance_node n
+            WHERE n.project_id = %s AND n.source_type = 'final_answer' AND n.confidence < 0.6
             """,
             [project_id],
         )
@@ -189,10 +206,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--database", default="denoise_bench_metrics", help="the scratch database's name")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     args = parser.parse_args()
 
-    with scratch_django("denoise_bench_metrics", keep=args.keep):
+    with scratch_django(args.database, keep=args.keep):
         from django.utils import timezone
 
         from metrics.dashboards import calibration, distributions, drift, fuses, overview
