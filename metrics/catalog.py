@@ -47,6 +47,8 @@ class Totals:
     fused: int = 0
     failed: int = 0
     downweighted: int = 0
+    retried: int = 0  # nodes with retry_of (metrics.rules.RETRIED); retry_success_rate reads these two
+    retried_ok: int = 0
     longest_fused_run: int = 0
 
     def values(self, metrics: Iterable[str] | None = None) -> dict[str, float | None]:

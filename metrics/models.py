@@ -43,6 +43,8 @@ class HourRollup(Dimensions):
     downweighted = models.IntegerField(default=0)
     fused = models.IntegerField(default=0)
     failed = models.IntegerField(default=0)
+    retried = models.IntegerField(default=0)
+    retried_ok = models.IntegerField(default=0)
     # Fused runs of the hour's node sequence, for masks that include agent_id.
     run_prefix = models.IntegerField(default=0)
     run_suffix = models.IntegerField(default=0)
@@ -138,13 +140,98 @@ class ReviewTarget(Dimensions):
         return f"review {self.review_id} judges node {self.node_pk}"
 
 
+class HourEscalation(Dimensions):
+    """Escalations per hour (of the escalation): rows with mask NO_DIMENSIONS
+    count every escalation, rows with mask EVERY_DIMENSION those whose node is
+    known, by the node's dimensions. Only grows, maintained by addition."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    hour = models.DateTimeField()
+    mask = models.SmallIntegerField()
+    n = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "hour", "mask", *DIMENSIONS], name="escalation_cell_unique", nulls_distinct=False,
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.hour:%Y-%m-%d %H}h mask {self.mask}: {self.n} escalation(s)"
+
+
+class PolicyHour(Dimensions):
+    """What each fuse policy version did in one hour (of the fuse decision),
+    for every combination of filter dimensions (`mask`, as HourRollup); the
+    dimensions are those of the judged node. Distinct nodes and traces are
+    counted within the hour; PolicyItemHour says how to correct sums over
+    several hours. A row holds either the decision counts or the trace counts
+    (the others 0): both add up."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    hour = models.DateTimeField()
+    mask = models.SmallIntegerField()
+    policy_version = models.IntegerField(null=True)
+    decisions = models.IntegerField(default=0)
+    nodes = models.IntegerField(default=0, help_text="Distinct nodes judged.")
+    fused = models.IntegerField(default=0, help_text="Distinct nodes blocked.")
+    traces = models.IntegerField(default=0, help_text="Distinct traces of the decisions.")
+    reviewed = models.IntegerField(default=0, help_text="Of those traces, the reviewed ones.")
+    incorrect = models.IntegerField(default=0, help_text="Of those, the ones whose newest review is incorrect.")
+    escalations = models.IntegerField(default=0, help_text="Escalations in those traces.")
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "mask", "hour"], name="policyhour_project_mask_hour")]
+
+    def __str__(self):
+        return f"version {self.policy_version} at {self.hour:%Y-%m-%d %H}h mask {self.mask}"
+
+
+class PolicyItemHour(Dimensions):
+    """A node (kind PRODUCT) or trace (kind TRACE) that fuse decisions of one
+    policy version judged in one hour, with what PolicyHour counted for it:
+    where an item appears in several hours (`spanning`), sums over hours
+    subtract the repeats, and reads of recent rows find here whether an item
+    was already counted. Product rows carry the node's dimensions (mask
+    EVERY_DIMENSION; NO_DIMENSIONS while the node is unknown); trace rows come
+    once per hour (NO_DIMENSIONS) and once per node dimensions (EVERY_DIMENSION)."""
+
+    TRACE, PRODUCT = 0, 1
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    hour = models.DateTimeField()
+    policy_version = models.IntegerField(null=True)
+    kind = models.SmallIntegerField()
+    key = models.CharField(max_length=255, help_text="The product id or the trace id.")
+    mask = models.SmallIntegerField()
+    decisions = models.IntegerField(default=0)
+    blocked = models.BooleanField(default=False)
+    reviewed = models.BooleanField(default=False)
+    incorrect = models.BooleanField(default=False)
+    escalations = models.IntegerField(default=0)
+    spanning = models.BooleanField(default=False, help_text="The item appears in other hours under this version.")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["project", "kind", "key"], name="policyitem_key"),
+            models.Index(fields=["project", "hour"], name="policyitem_spanning_hour", condition=models.Q(spanning=True)),
+            models.Index(fields=["project", "hour"], name="policyitem_hour"),
+        ]
+
+    def __str__(self):
+        return f"{'trace' if self.kind == self.TRACE else 'node'} {self.key} at {self.hour:%Y-%m-%d %H}h"
+
+
 class Watermark(models.Model):
     """How far the rollups have read: every node with id <= node_id, fuse with
-    id <= fuse_id and review with id <= review_id is in them (one row)."""
+    id <= fuse_id, review with id <= review_id and escalation with id <=
+    escalation_id is in them (one row)."""
 
     node_id = models.BigIntegerField(default=0)
     fuse_id = models.BigIntegerField(default=0)
     review_id = models.BigIntegerField(default=0)
+    escalation_id = models.BigIntegerField(default=0)
     refreshed_at = models.DateTimeField(null=True)
 
     def __str__(self):

@@ -4,6 +4,8 @@
 - failed: fused, or its status is error
 - high-uncertainty: its confidence is below the project's
   high_uncertainty_threshold (a node without a confidence is not)
+- retried: it has `retry_of` (it replaces a fused node); retried_ok: retried
+  and not fused (retry_success_rate = retried_ok / retried)
 
 Each rule is one SQL boolean expression over a node's columns (portable:
 PostgreSQL and SQLite). The rollup refresh aggregates with it
@@ -49,5 +51,8 @@ DOWNWEIGHTED = NodeRule(f"{{n}}fuse_state = {DOWNWEIGHT}")
 FUSED = NodeRule(f"{{n}}fuse_state = {BLOCK}")
 FAILED = NodeRule(f"{{n}}fuse_state = {BLOCK} OR {{n}}is_error")
 HIGH_UNCERTAINTY = NodeRule("{n}confidence < {threshold}")
+RETRIED = NodeRule("{n}retry_of <> ''")
+RETRIED_OK = NodeRule(f"{RETRIED.template} AND NOT ({FUSED.template})")
 
-COUNTED = {"accepted": ACCEPTED, "downweighted": DOWNWEIGHTED, "fused": FUSED, "failed": FAILED}
+COUNTED = {"accepted": ACCEPTED, "downweighted": DOWNWEIGHTED, "fused": FUSED, "failed": FAILED,
+           "retried": RETRIED, "retried_ok": RETRIED_OK}

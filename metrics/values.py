@@ -41,16 +41,22 @@ def many_window_values(project, requests: list[tuple], metrics: Iterable[str] = 
     (the fuse policy's max_rounds, given by the caller)."""
     asked = [tuple(request[3]) if len(request) > 3 else tuple(metrics) for request in requests]
     totals_asked = [check_metrics(m for m in names if m not in FUSE_LOOP_METRICS) for names in asked]
-    questions = [Question(r[0], r[1], r[2], metrics=m) for r, m in zip(requests, totals_asked) if m]
+    # The fuse loop's metrics read node totals too (retries, traces): one question serves both.
+    loop_needs = [fuse_loop.totals_metrics(names) for names in asked]
+    question_metrics = [None if not m and needs is None else tuple(dict.fromkeys((*m, *(needs or ()))))
+                        for m, needs in zip(totals_asked, loop_needs)]
+    questions = [Question(r[0], r[1], r[2], metrics=m) for r, m in zip(requests, question_metrics) if m is not None]
     answered = iter(answer(project, questions)) if questions else iter(())
     results = []
-    for request, names, totals_names in zip(requests, asked, totals_asked):
-        found = {}
-        if totals_names:
+    for request, names, totals_names, asked_metrics in zip(requests, asked, totals_asked, question_metrics):
+        found, totals = {}, None
+        if asked_metrics is not None:
             question, grouped = next(answered)
-            found = grouped.get((question.start, None), Totals()).values(question.metrics)
+            totals = grouped.get((question.start, None), Totals())
+            found = totals.values(totals_names)
         if len(totals_names) < len(names):
-            found.update(fuse_loop.window(project, request[0], request[1], request[2], names, round_limit))
+            found.update(fuse_loop.window(project, request[0], request[1], request[2], names, round_limit,
+                                          totals=totals))
         results.append({name: found[name] for name in names})
     return results
 

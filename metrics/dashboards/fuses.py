@@ -32,7 +32,7 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
         )[:TOP],
         "outcomes": values.window_values(project, params.start, params.end, params.filters,
                                          ("retry_success_rate", "escalation_rate")),
-        "by_policy_version": policy_versions.compare(project, params.start, params.end, params.filters),
+        "by_policy_version": policy_versions.compare(project, params.start, params.end, params.filters, use_rollups),
     }
 
 

@@ -12,8 +12,10 @@ transaction with the new watermark:
   whose high-uncertainty threshold changed, is rebuilt whole;
 - trace spans are recomputed for the traces that got nodes, and review
   targets for new reviews and the reviews of those traces;
-- day histograms and hour fuse reasons, which only ever grow, get the new
-  rows added.
+- day histograms, hour fuse reasons and hour escalations, which only ever
+  grow, get the new rows added;
+- fuse policy hours are recomputed for the hours (of the decisions) that got
+  a decision, a node or news of a trace (metrics.rollups.policy).
 
 Running it twice changes nothing the second time.
 """
@@ -27,6 +29,7 @@ from django.utils import timezone
 from metrics.catalog import SUMS
 from metrics.models import (
     DayHistogram,
+    HourEscalation,
     HourFuseReason,
     HourRollup,
     ReviewTarget,
@@ -34,9 +37,12 @@ from metrics.models import (
     TraceSpan,
     Watermark,
 )
+from metrics.rollups.policy import refresh_policy_hours
 from metrics.rollups.schema import (
     AGENT_MASKS,
     DIMENSIONS,
+    ESCALATION,
+    ESCALATION_NODE_PAIRS,
     EVERY_DIMENSION,
     FUSE,
     FUSE_REASON_PAIRS,
@@ -57,6 +63,7 @@ from provenance.bulk import is_postgres
 
 TARGET, ROLLUP, SPAN = ReviewTarget._meta.db_table, HourRollup._meta.db_table, TraceSpan._meta.db_table
 HISTOGRAM, REASON = DayHistogram._meta.db_table, HourFuseReason._meta.db_table
+ESCALATIONS = HourEscalation._meta.db_table
 ADVISORY_LOCK = 0x6D657472  # "metr"
 # Summed per (hour, trace, dimensions), then per mask; traces and low_traces are counted apart.
 COUNTS = tuple(name for name in SUMS if name not in ("traces", "low_traces"))
@@ -83,7 +90,7 @@ def refresh_rollups() -> RefreshReport:
     if not is_postgres():
         return RefreshReport(skipped=True)
     try:
-        node_high, fuse_high, review_high = committed_high_ids()
+        node_high, fuse_high, review_high, escalation_high = committed_high_ids()
     except OperationalError:
         return RefreshReport(skipped=True)
     with transaction.atomic(), connection.cursor() as cursor:
@@ -97,9 +104,10 @@ def refresh_rollups() -> RefreshReport:
         mark, _ = Watermark.objects.select_for_update().get_or_create(pk=1)
         old_node, old_fuse, old_review = mark.node_id, mark.fuse_id, mark.review_id
         new_node, new_fuse = max(old_node, node_high), max(old_fuse, fuse_high)
-        new_review = max(old_review, review_high)
+        new_review, new_escalation = max(old_review, review_high), max(mark.escalation_id, escalation_high)
         bounds = {"old_node": old_node, "new_node": new_node, "old_fuse": old_fuse, "new_fuse": new_fuse,
-                  "old_review": old_review, "new_review": new_review}
+                  "old_review": old_review, "new_review": new_review,
+                  "old_escalation": mark.escalation_id, "new_escalation": new_escalation}
         report = RefreshReport()
         report.rebuilt_projects = mark_dirty_hours(cursor, bounds)
         cursor.execute("SELECT COUNT(*) FROM metrics_dirty_hours")
@@ -109,6 +117,8 @@ def refresh_rollups() -> RefreshReport:
         resolve_review_targets(cursor, bounds)
         add_histograms(cursor, bounds)
         add_fuse_reasons(cursor, bounds)
+        add_escalations(cursor, bounds)
+        refresh_policy_hours(cursor, bounds)
         record_rolled_projects(cursor)
         cursor.execute(
             f"SELECT (SELECT COUNT(*) FROM {NODE} WHERE id > %(old_node)s AND id <= %(new_node)s), "
@@ -117,6 +127,7 @@ def refresh_rollups() -> RefreshReport:
         )
         report.nodes, report.fuses = cursor.fetchone()
         mark.node_id, mark.fuse_id, mark.review_id = new_node, new_fuse, new_review
+        mark.escalation_id = new_escalation
         mark.refreshed_at = timezone.now()
         mark.save()
         cursor.execute("DROP TABLE IF EXISTS metrics_dirty_hours, metrics_rebuilt_projects")
@@ -124,17 +135,17 @@ def refresh_rollups() -> RefreshReport:
     return report
 
 
-def committed_high_ids() -> tuple[int, int, int]:
-    """The highest node, fuse and review ids once every writer in flight has committed."""
+def committed_high_ids() -> tuple[int, int, int, int]:
+    """The highest node, fuse, review and escalation ids once every writer in flight has committed."""
     with transaction.atomic(), connection.cursor() as cursor:
         # Ingest takes these tables in either order (node then fuse, or fuse then
         # node), so this can deadlock with it; giving up well before the deadlock
         # detector (deadlock_timeout, 1 s) runs makes the refresh the one that
         # yields, never an ingest. The next tick tries again.
         cursor.execute("SET LOCAL lock_timeout = '300ms'")
-        cursor.execute(f"LOCK TABLE {NODE}, {FUSE}, {REVIEW} IN SHARE MODE")
+        cursor.execute(f"LOCK TABLE {NODE}, {FUSE}, {REVIEW}, {ESCALATION} IN SHARE MODE")
         cursor.execute(f"SELECT (SELECT COALESCE(MAX(id), 0) FROM {NODE}), (SELECT COALESCE(MAX(id), 0) FROM {FUSE}), "
-                       f"(SELECT COALESCE(MAX(id), 0) FROM {REVIEW})")
+                       f"(SELECT COALESCE(MAX(id), 0) FROM {REVIEW}), (SELECT COALESCE(MAX(id), 0) FROM {ESCALATION})")
         return cursor.fetchone()
 
 
@@ -175,7 +186,7 @@ def mark_dirty_hours(cursor, bounds: dict) -> int:
 
 DIRTY_NODES = f"""
     SELECT n.project_id, d.hour, n.trace_id, n.agent_id, n.step, n.source_type, n.round, n.confidence,
-           n.fuse_state, n.is_error, n.timestamp, n.id, p.high_uncertainty_threshold AS threshold
+           n.fuse_state, n.is_error, n.retry_of, n.timestamp, n.id, p.high_uncertainty_threshold AS threshold
     FROM metrics_dirty_hours d
     JOIN {NODE} n ON n.project_id = d.project_id AND n.timestamp >= d.hour AND n.timestamp < d.hour + interval '1 hour'
     JOIN {PROJECT} p ON p.id = n.project_id
@@ -379,6 +390,30 @@ def add_fuse_reasons(cursor, bounds: dict) -> None:
         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
         ON CONFLICT (project_id, hour, agent_id, step, source_type, round, decision, reason)
         DO UPDATE SET n = r.n + EXCLUDED.n
+        """,
+        bounds,
+    )
+
+
+def add_escalations(cursor, bounds: dict) -> None:
+    """Every escalation once (mask NO_DIMENSIONS) when it arrives; each
+    (escalation, node) pair once (mask EVERY_DIMENSION) when the later of the two arrived."""
+    placeholders = ", ".join(f"{value} AS {column}" for column, value in PLACEHOLDERS.items())
+    cursor.execute(
+        f"""
+        INSERT INTO {ESCALATIONS} AS h (project_id, hour, mask, {", ".join(DIMENSIONS)}, n)
+        SELECT project_id, hour, mask, {", ".join(DIMENSIONS)}, COUNT(*) FROM (
+            SELECT project_id, date_trunc('hour', timestamp, 'UTC') AS hour, {NO_DIMENSIONS} AS mask, {placeholders}
+            FROM {ESCALATION} WHERE id > %(old_escalation)s AND id <= %(new_escalation)s
+            UNION ALL
+            SELECT project_id, hour, {EVERY_DIMENSION}, {", ".join(DIMENSIONS)} FROM ({ESCALATION_NODE_PAIRS}
+                WHERE e.id > %(old_escalation)s AND e.id <= %(new_escalation)s AND n.id <= %(new_node)s
+                UNION ALL
+                {ESCALATION_NODE_PAIRS}
+                WHERE n.id > %(old_node)s AND n.id <= %(new_node)s AND e.id <= %(old_escalation)s) AS pairs
+        ) AS counted
+        GROUP BY 1, 2, 3, 4, 5, 6, 7
+        ON CONFLICT (project_id, hour, mask, {", ".join(DIMENSIONS)}) DO UPDATE SET n = h.n + EXCLUDED.n
         """,
         bounds,
     )

@@ -11,10 +11,11 @@ metrics.rules: those are the metrics' rules, not the storage's.
 
 import math
 
-from provenance.models import Edge, Fuse, FuseDecision, Node, Project, Review, Trace
+from provenance.models import Edge, Escalation, Fuse, FuseDecision, Node, Project, Review, Trace, Verdict
 
 NODE, FUSE, EDGE = Node._meta.db_table, Fuse._meta.db_table, Edge._meta.db_table
 PROJECT, REVIEW, TRACE = Project._meta.db_table, Review._meta.db_table, Trace._meta.db_table
+ESCALATION = Escalation._meta.db_table
 
 # The codes Node.fuse_state and Fuse.decision store.
 ACCEPT, DOWNWEIGHT, BLOCK = int(FuseDecision.ACCEPT), int(FuseDecision.DOWNWEIGHT), int(FuseDecision.BLOCK)
@@ -124,3 +125,27 @@ FUSE_REASON_PAIRS = f"""
            f.decision, {REASON_KEY} AS reason
     FROM {FUSE} f JOIN {NODE} n ON n.project_id = f.project_id AND n.product_id = f.product_id
 """
+
+# Every escalation with the node it names (the node may arrive later), by the
+# escalation's hour and the node's dimensions.
+ESCALATION_NODE_PAIRS = f"""
+    SELECT e.project_id, date_trunc('hour', e.timestamp, 'UTC') AS hour, n.agent_id, n.step, n.source_type, n.round
+    FROM {ESCALATION} e JOIN {NODE} n ON n.project_id = e.project_id AND n.product_id = e.product_id
+"""
+
+# What followed for a fuse decision's trace (metrics.counts.policy_versions):
+# whether it was reviewed, whether its newest review (by timestamp, then id)
+# says incorrect, and its escalations.
+def trace_outcome_sql(trace: str, review_limit: str = "", escalation_limit: str = "") -> tuple[str, str]:
+    """(a join to add after the trace table aliased `trace`, the columns
+    reviewed, incorrect, escalations it gives); the limits are extra
+    conditions on the reviews (r) and escalations (e) read."""
+    join = f"""
+        LEFT JOIN LATERAL (SELECT r.verdict FROM {REVIEW} r WHERE r.trace_id = {trace}.id
+            AND r.project_id = {trace}.project_id {review_limit} ORDER BY r.timestamp DESC, r.id DESC LIMIT 1) v ON true
+        LEFT JOIN LATERAL (SELECT COUNT(*)::int AS n FROM {ESCALATION} e WHERE e.trace_id = {trace}.id
+            AND e.project_id = {trace}.project_id {escalation_limit}) esc ON true
+    """
+    columns = (f"v.verdict IS NOT NULL AS reviewed, COALESCE(v.verdict = '{Verdict.INCORRECT.value}', false) AS incorrect, "
+               "COALESCE(esc.n, 0) AS escalations")
+    return join, columns

@@ -10,20 +10,21 @@ from metrics.models import RolledProject, Watermark
 
 @dataclass(frozen=True)
 class Marks:
-    """Every node with id <= node, fuse with id <= fuse and review with id <=
-    review is in the rollups; `rolled_threshold` is the threshold the
+    """Every node with id <= node, fuse with id <= fuse, review with id <=
+    review and escalation with id <= escalation is in the rollups; `rolled_threshold` is the threshold the
     project's hour rollups were built with (None: not built)."""
 
     node: int = 0
     fuse: int = 0
     review: int = 0
+    escalation: int = 0
     rolled_threshold: float | None = None
 
 
 def read_marks(project=None) -> Marks:
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT w.node_id, w.fuse_id, w.review_id, r.threshold FROM {Watermark._meta.db_table} w "
+            f"SELECT w.node_id, w.fuse_id, w.review_id, w.escalation_id, r.threshold FROM {Watermark._meta.db_table} w "
             f"LEFT JOIN {RolledProject._meta.db_table} r ON r.project_id = %s WHERE w.id = 1",
             [project.pk if project is not None else None],
         )

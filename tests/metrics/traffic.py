@@ -5,7 +5,7 @@ import random
 from datetime import timedelta
 
 from metrics.questions import Filters
-from tests.conftest import BASE_TIME, fuse_event, node_event
+from tests.conftest import BASE_TIME, fuse_event, node_event, review_event
 
 AGENTS = ("retriever", "reasoner", "verifier")
 STEPS = ("retrieval", "entity_extraction")
@@ -79,3 +79,49 @@ def steady_confidence_events(start, hours: int, *, per_hour: int = 40, shifted=r
                            "body": {"trace_id": f"{prefix}{hour}-{i}", "product_id": f"{prefix}{hour}-{i}",
                                     "agent_id": "answerer", "confidence": min(1, max(0, rng.gauss(centre, 0.1)))}})
     return events
+
+
+def fuse_loop_events(events: list[dict], seed: int, *, hours: float = 6, prefix: str = "") -> list[dict]:
+    """What the fuse loop adds to `events`: policy versions on their inline
+    fuses (changed in place), late decisions under versions at other hours
+    (some about nodes that never arrive), retries (some fused again),
+    escalations (some naming unknown nodes) and reviews (some traces twice)."""
+    rng = random.Random(seed)
+    nodes = [e for e in events if e["type"] == "node"]
+    for e in nodes:
+        if "fuse" in e["body"]:
+            e["body"]["fuse"]["policy_version"] = rng.choice([1, 2, None])
+
+    def at(seconds: float) -> str:
+        return (BASE_TIME + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
+
+    added = []
+    for i, e in enumerate(rng.sample(nodes, min(len(nodes), 40))):
+        body = e["body"]
+        fuse = fuse_event(body["product_id"], rng.choice(DECISIONS), body["trace_id"], event_id=f"{prefix}v-{seed}-{i}",
+                          reason="policy look", policy_version=rng.choice([1, 2, None]))
+        fuse["timestamp"] = at(rng.uniform(0, hours * 3600))
+        added.append(fuse)
+    for i in range(8):
+        fuse = fuse_event(f"{prefix}ghost-{seed}-{i}", "block", f"{prefix}ghost-trace-{i % 3}",
+                          event_id=f"{prefix}ghost-fuse-{seed}-{i}", policy_version=rng.choice([1, 2]))
+        fuse["timestamp"] = at(rng.uniform(0, hours * 3600))
+        added.append(fuse)
+    for i, e in enumerate(rng.sample(nodes, min(len(nodes), 25))):
+        body = e["body"]
+        extra = {"fuse": {"decision": "block", "reason": "still low"}} if rng.random() < 0.4 else {}
+        seconds = rng.uniform(0, hours * 3600)
+        added.append(node_event(f"{prefix}retry-{seed}-{i}", body["trace_id"], retry_of=body["product_id"], attempt=2,
+                                seconds=seconds, agent_id=body["agent_id"], step=body["step"],
+                                source_type=body["source_type"], **extra))
+    for i, e in enumerate(rng.sample(nodes, min(len(nodes), 30))):
+        product = e["body"]["product_id"] if rng.random() < 0.85 else f"{prefix}unknown-{seed}-{i}"
+        added.append({"id": f"{prefix}esc-{seed}-{i}", "type": "escalation", "timestamp": at(rng.uniform(0, hours * 3600)),
+                      "body": {"trace_id": e["body"]["trace_id"], "product_id": product, "reason": "3 fuses"}})
+    traces = sorted({e["body"]["trace_id"] for e in nodes})
+    for i, trace in enumerate(rng.sample(traces, min(len(traces), 30))):
+        for n in range(rng.choice([1, 1, 2])):
+            review = review_event(trace, rng.choice(["correct", "incorrect"]), event_id=f"{prefix}rev-{seed}-{i}-{n}")
+            review["timestamp"] = at(rng.uniform(0, hours * 3600))
+            added.append(review)
+    return added

@@ -1,5 +1,6 @@
-"""The rollups answer exactly what the raw scan answers, including for nodes
-and fuse decisions that arrived after the last refresh."""
+"""The rollups answer exactly what the raw scan answers, including for nodes,
+fuse decisions, reviews and escalations that arrived after the last refresh:
+the node totals, the escalations counted and what each fuse policy version did."""
 
 import dataclasses
 import random
@@ -8,6 +9,7 @@ from datetime import timedelta
 import pytest
 from django.core.management import call_command
 
+from metrics.counts import escalations, policy_versions
 from metrics.models import HourRollup, RolledProject
 from metrics.questions import Filters, Question
 from metrics.rollups.refresh import refresh_rollups
@@ -15,13 +17,23 @@ from metrics.values import answer
 from metrics.windows import rollup_part, scan
 from provenance.models import Project
 from tests.conftest import BASE_TIME, node_event
-from tests.metrics.traffic import late_fuse_events, post_in_batches, random_filters, random_window, workflow_events
+from tests.metrics.traffic import (
+    fuse_loop_events,
+    late_fuse_events,
+    post_in_batches,
+    random_filters,
+    random_window,
+    workflow_events,
+)
 
 
 def as_dict(totals) -> dict:
     figures = dataclasses.asdict(totals)
     figures["confidence_sum"] = pytest.approx(figures["confidence_sum"], abs=1e-9)
     return figures
+
+
+WINDOWS = 30
 
 
 def assert_same_as_raw(project, questions) -> None:
@@ -31,6 +43,10 @@ def assert_same_as_raw(project, questions) -> None:
         assert set(found) == set(expected), question
         for key, totals in found.items():
             assert as_dict(totals) == as_dict(expected[key]), (question, key)
+    # Escalations and policy versions are read per window (no series, no split): a few dozen windows.
+    for window in list(dict.fromkeys((q.start, q.end, q.filters) for q in questions))[:WINDOWS]:
+        assert escalations.count(project, *window) == escalations.orm_count(project, *window), window
+        assert policy_versions.compare(project, *window) == policy_versions.scanned(project, *window), window
 
 
 def random_questions(seed: int, count: int) -> list[Question]:
@@ -46,6 +62,7 @@ def random_questions(seed: int, count: int) -> list[Question]:
 @pytest.fixture
 def traffic(project, ingest):
     events = workflow_events(seed=1, traces=120)
+    events += fuse_loop_events(events, seed=11)
     post_in_batches(ingest, events)
     return events
 
@@ -59,8 +76,12 @@ def test_rollups_equal_the_raw_scan(project, traffic):
 def test_nodes_and_late_fuses_after_the_refresh_are_counted(project, ingest, traffic):
     refresh_rollups()
     # New nodes in old hours and in new ones, and fuse decisions about old nodes.
-    post_in_batches(ingest, workflow_events(seed=3, traces=15, hours=8, prefix="late-"))
+    late = workflow_events(seed=3, traces=15, hours=8, prefix="late-")
+    post_in_batches(ingest, late + fuse_loop_events(late, seed=12, hours=8, prefix="late-"))
     ingest(*late_fuse_events(traffic, seed=4, count=25))
+    # News of old traces: reviews and escalations, and decisions naming a version.
+    post_in_batches(ingest, fuse_loop_events([e for e in traffic if e["type"] == "node"][:200], seed=13,
+                                             prefix="news-"))
     assert len(rollup_part.Coverage.of(project).dirty) > 1
     assert_same_as_raw(project, random_questions(seed=5, count=120))
     refresh_rollups()

@@ -1,0 +1,68 @@
+"""Escalations in a window (escalation_rate's numerator): with filters, those
+naming a node that matches them (wherever the node's own timestamp lies),
+without, all of them. Whole hours come from metrics.models.HourEscalation plus
+what the last refresh has not seen; the partial hours at the ends are counted
+raw (metrics.counts.split), as are all hours on other databases."""
+
+from metrics.counts.split import split
+from metrics.models import HourEscalation
+from metrics.questions import Filters
+from metrics.rollups.schema import ESCALATION, ESCALATION_NODE_PAIRS, EVERY_DIMENSION, NO_DIMENSIONS
+from metrics.rollups.snapshot import one_snapshot
+from metrics.rollups.sql import fetch, filters_sql, intervals_sql
+from metrics.rollups.watermark import read_marks
+from provenance.bulk import is_postgres
+from provenance.models import Escalation, Node
+
+
+def count(project, start, end, filters: Filters = Filters(), use_rollups: bool = True) -> int:
+    if not is_postgres():
+        return orm_count(project, start, end, filters)
+    with one_snapshot():
+        hours = split(start, end, "hour")
+        total = 0
+        if use_rollups and hours.whole:
+            marks = read_marks()
+            total += rolled(project, hours.whole, filters)
+            # What the rollup has not seen: new escalations, and old ones naming new nodes.
+            total += raw(project, [hours.whole], filters, f"e.id > {int(marks.escalation)}")
+            if filters.dimensions:
+                total += raw(project, [hours.whole], filters,
+                             f"n.id > {int(marks.node)} AND e.id <= {int(marks.escalation)}")
+            partial = hours.partial
+        else:
+            partial = [(start, end)] if start < end else []
+        if partial:
+            total += raw(project, partial, filters)
+    return total
+
+
+def rolled(project, hours: tuple, filters: Filters) -> int:
+    conditions, params = filters_sql(filters.dimensions)
+    mask = EVERY_DIMENSION if filters.dimensions else NO_DIMENSIONS
+    [(n,)] = fetch(
+        f"SELECT COALESCE(SUM(n), 0)::bigint FROM {HourEscalation._meta.db_table} "
+        f"WHERE project_id = %s AND mask = %s AND hour >= %s AND hour < %s AND {conditions}",
+        [project.pk, mask, *hours, *params],
+    )
+    return n
+
+
+def raw(project, intervals: list[tuple], filters: Filters, extra: str = "TRUE") -> int:
+    times, time_params = intervals_sql("e.timestamp", intervals)
+    if filters.dimensions:
+        conditions, params = filters_sql(filters.dimensions, "n.")
+        sql = f"SELECT COUNT(*) FROM ({ESCALATION_NODE_PAIRS} WHERE e.project_id = %s AND {times} AND {conditions} AND {extra}) AS pairs"
+    else:
+        params = []
+        sql = f"SELECT COUNT(*) FROM {ESCALATION} e WHERE e.project_id = %s AND {times} AND {extra}"
+    [(n,)] = fetch(sql, [project.pk, *time_params, *params])
+    return n
+
+
+def orm_count(project, start, end, filters: Filters) -> int:
+    escalations = Escalation.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end)
+    if filters.dimensions:
+        matching = Node.objects.filter(project=project, **filters.dimensions).values("product_id")
+        escalations = escalations.filter(product_id__in=matching)
+    return escalations.count()
