@@ -3,7 +3,7 @@
 per-rule evaluation in the same run.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/alerts.py \
-        [--nodes 1000000] [--rules 500] [--days 1] [--naive-sample 50] [--skip-refresh] [--keep]
+        [--nodes 1000000] [--rules 500] [--days 1] [--naive-sample 50] [--skip-refresh] [--database NAME] [--keep]
 
 1. Recreates the scratch database `denoise_bench_alerts` (server and user from
    DATABASE_URL), migrates it and has PostgreSQL generate (INSERT … SELECT over
@@ -131,10 +131,11 @@ def main():
     parser.add_argument("--days", type=float, default=1.0, help="the nodes span this many days up to now")
     parser.add_argument("--naive-sample", type=int, default=50, help="rules the naive evaluation runs (scaled up)")
     parser.add_argument("--skip-refresh", action="store_true", help="do not run refresh_metric_rollups first")
+    parser.add_argument("--database", default=DATABASE, help="the scratch database's name")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     args = parser.parse_args()
 
-    with scratch_django(DATABASE, keep=args.keep):
+    with scratch_django(args.database, keep=args.keep):
         from django.core.management import call_command, get_commands
         from django.db import connection
         from django.test.utils import CaptureQueriesContext

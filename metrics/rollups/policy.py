@@ -29,6 +29,10 @@ from metrics.rollups.schema import (
 POLICY_HOUR, ITEM = PolicyHour._meta.db_table, PolicyItemHour._meta.db_table
 TRACE_ITEM, PRODUCT_ITEM = PolicyItemHour.TRACE, PolicyItemHour.PRODUCT
 DIMENSION_LIST = ", ".join(DIMENSIONS)
+# A refresh recomputing more hours than this (a rebuild) refreshes the tables'
+# statistics: without them the readers' plans scan every item of a window
+# instead of looking a few up by key. Autovacuum keeps them fresh after that.
+REANALYZE_HOURS = 48
 
 
 def refresh_policy_hours(cursor, bounds: dict) -> None:
@@ -78,6 +82,9 @@ def refresh_policy_hours(cursor, bounds: dict) -> None:
         """
     )
     mark_spanning_items(cursor)
+    cursor.execute("SELECT COUNT(*) FROM metrics_policy_hours")
+    if cursor.fetchone()[0] > REANALYZE_HOURS:
+        cursor.execute(f"ANALYZE {ITEM}, {POLICY_HOUR}")
     cursor.execute("DROP TABLE metrics_policy_hours, metrics_policy_items, metrics_policy_fuses, "
                    "metrics_policy_outcomes")
 

@@ -1,8 +1,13 @@
 """The Fuse rates dashboard and the fuse loop: reasons grouped by reason code
 (raw text only where no code was sent), retry success and escalations, and
-fuse rate, incorrect-verdict rate and escalation rate per policy version."""
+fuse rate, incorrect-verdict rate and escalation rate per policy version,
+from the rollups once refreshed, with what arrived since."""
 
-from tests.conftest import fuse_event, node_event, review_event
+from datetime import timedelta
+
+from metrics.models import PolicyHour
+from metrics.rollups.refresh import refresh_rollups
+from tests.conftest import BASE_TIME, fuse_event, node_event, review_event
 
 RANGE = {"start": "2026-11-20T00:00:00Z", "end": "2026-11-21T00:00:00Z"}
 
@@ -55,3 +60,46 @@ def test_outcomes_and_the_effect_of_each_policy_version(api, ingest):
 def test_the_fuse_rates_page_has_the_policy_version_table(member):
     page = member.get("/metrics/acme/fuses/").content.decode()
     assert 'id="policy-versions"' in page and 'id="fuse-outcomes"' in page
+
+
+def policy_traffic() -> list[dict]:
+    events = []
+    for i in range(4):  # version 1 blocks every node
+        events += [node_event(f"a{i}", f"v1-{i}", seconds=i),
+                   fuse_event(f"a{i}", "block", f"v1-{i}", reason_code="below_block", policy_version=1)]
+    events += [node_event("a0-retry", "v1-0", retry_of="a0", attempt=2, seconds=50),
+               node_event("a1-retry", "v1-1", retry_of="a1", attempt=2, seconds=51,
+                          fuse={"decision": "block", "reason": "still low"})]
+    return events
+
+
+def test_refreshed_rollups_answer_the_fuse_loop_and_news_since_are_added(api, ingest):
+    ingest(*policy_traffic())
+    refresh_rollups()
+    data = fuses(api)
+    assert data["outcomes"] == {"retry_success_rate": 0.5, "escalation_rate": 0.0}
+    assert [(r["policy_version"], r["decisions"], r["nodes"], r["traces"], r["fuse_rate"], r["reviewed"])
+            for r in data["by_policy_version"]] == [(1, 4, 4, 4, 1.0, 0), (None, 1, 1, 1, 1.0, 0)]
+
+    # After the refresh: a review and an escalation of old traces, and version 1 judging
+    # an old node again two hours later (the node and its trace count once).
+    late = fuse_event("a2", "accept", "v1-2", policy_version=1, event_id="late-a2")
+    late["timestamp"] = (BASE_TIME + timedelta(hours=2)).isoformat()
+    ingest(review_event("v1-3", "incorrect"), late,
+           {"id": "esc-1", "type": "escalation", "timestamp": (BASE_TIME + timedelta(hours=3)).isoformat(),
+            "body": {"trace_id": "v1-1", "product_id": "a1-retry", "reason": "3 fuses"}})
+    for refreshed in (False, True):
+        if refreshed:
+            refresh_rollups()
+        data = fuses(api)
+        assert data["outcomes"] == {"retry_success_rate": 0.5, "escalation_rate": 1 / 4}, refreshed
+        [v1, _] = data["by_policy_version"]
+        assert (v1["decisions"], v1["nodes"], v1["traces"], v1["fuse_rate"], v1["reviewed"], v1["incorrect_rate"],
+                v1["escalations"]) == (5, 4, 4, 1.0, 1, 1.0, 1), refreshed
+
+
+def test_closed_hours_are_read_from_the_policy_rollup(api, ingest):
+    ingest(*policy_traffic())
+    refresh_rollups()
+    PolicyHour.objects.filter(policy_version=1, mask=0).exclude(decisions=0).update(decisions=1000)
+    assert fuses(api)["by_policy_version"][0]["decisions"] == 1000
