@@ -3,7 +3,6 @@ navigation, and Calibration's "Apply this threshold" box."""
 
 from django import template
 
-from metrics.params import ChartParamsSerializer
 from policy import inbox, suggestion
 
 register = template.Library()
@@ -16,19 +15,24 @@ def open_escalations(project) -> int:
 
 @register.inclusion_tag("policy/apply_threshold_box.html", takes_context=True)
 def apply_threshold_box(context, project):
-    """The suggestion for the page's filters, or why there is none."""
+    """The suggestion for the page's filters and range, or why there is none.
+
+    The page's own parameters (its range fitted to the data when none was
+    chosen), so the box judges the reviews the charts show; the form carries
+    that window as explicit start and end, so applying it judges them too."""
     request = context["request"]
-    params = ChartParamsSerializer(data=request.GET)
+    params = context.get("params")
     found = {"project": project, "form": request.GET, "query": request.GET.urlencode(),
              "min_reviews": suggestion.MIN_REVIEWS, "min_each": suggestion.MIN_EACH,
              "csrf_token": context.get("csrf_token")}
-    if not params.is_valid():
+    if params is None:
         return found
+    found["window"] = {"start": params.query()["start"], "end": params.query()["end"]}
     try:
-        found["suggestion"] = suggestion.suggest(project, params.validated_data)
+        found["suggestion"] = suggestion.suggest(project, params)
     except suggestion.TooFewReviews as refused:
         found["refused"] = str(refused)
-    filters = params.validated_data.filters
+    filters = params.filters
     # The scope carries its name (`by_step:refund`): the page needs no script to keep them together.
     found["scopes"] = [("profile", "the default profile")]
     if filters.agent_id:

@@ -36,7 +36,9 @@
     const box = document.getElementById("health");
     if (!data.health || !data.health.checked_at) return;
     box.replaceChildren();
-    box.appendChild(M.el("p", {}, data.health.findings + " finding(s) in the check of " + data.health.checked_at));
+    const n = data.health.findings;
+    const when = data.health.checked_at.slice(0, 16).replace("T", " ") + " UTC";
+    box.appendChild(M.el("p", {}, M.num(n) + (n === 1 ? " finding" : " findings") + " in the check of " + when));
     const list = M.el("ul");
     Object.entries(data.health.by_kind || {}).forEach(function ([kind, n]) {
       list.appendChild(M.el("li", {}, kind + ": " + n));

@@ -1,13 +1,14 @@
 """Every metrics page in Chromium, under the strict CSP: the charts draw from
 their JSON and no script error is logged."""
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.conf import settings
 from django.utils import timezone
 
 from metrics.rollups.refresh import refresh_rollups
+from provenance.health.runs import check_project
 from provenance.ingest import ingest_events
 from tests.conftest import review_event
 from tests.metrics.traffic import steady_confidence_events, workflow_events
@@ -53,10 +54,12 @@ def test_every_page_draws_its_charts(live_server, page, member, recent_traffic):
     assert problems == []
 
 
-def test_overview_shows_headline_figures_and_filters_apply(live_server, page, member, recent_traffic):
+def test_overview_shows_headline_figures_and_filters_apply(live_server, page, member, project, recent_traffic):
+    check_project(project, now=datetime(2026, 12, 1, 3, 4, 5, 678, tzinfo=UTC))
     signed_in(page, live_server, member)
     page.goto(f"{live_server.url}/metrics/acme/?range=24h")
     page.wait_for_selector("#metrics-root[data-state=ready]")
+    assert " in the check of 2026-12-01 03:04 UTC" in page.locator("#health p").text_content()
     nodes = page.locator("[data-metric=node_count] .value").text_content()
     assert int(nodes.replace(",", "")) > 0
     page.select_option("select[name=agent_id]", "retriever")

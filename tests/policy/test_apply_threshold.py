@@ -2,6 +2,8 @@
 policy version with a note saying where it came from; too few reviews, no
 suggestion (and the page says how many are needed)."""
 
+import re
+
 from policy.suggestion import MIN_REVIEWS
 from tests.conftest import BASE_TIME
 from tests.policy.calibration_data import reviewed_nodes
@@ -59,3 +61,13 @@ def test_bad_filters_or_scope_change_nothing(member, ingest, api):
 def test_another_projects_calibration_cannot_be_applied(member, make_project):
     make_project("globex")
     assert member.post("/policy/globex/apply-threshold", {"scope": "profile"}).status_code == 404
+
+
+def test_with_no_range_chosen_the_box_judges_the_reviews_the_page_shows(member, ingest, api):
+    # The data is days old: the page fits its range to it, and so must the suggestion and the form.
+    ingest(*reviewed_nodes(60))
+    page = member.get("/metrics/acme/calibration/").content.decode()
+    assert 'id="range-fitted"' in page and "60 reviews)" in page and "Apply this threshold" in page
+    fields = dict(re.findall(r'<input type="hidden" name="(start|end)" value="([^"]*)">', page))
+    member.post(APPLY, {**fields, "scope": "profile"})
+    assert "60 reviews" in api.get("/api/v1/policy").json()["note"]
