@@ -130,10 +130,17 @@ def graph(project: Project, trace: Trace, view: GraphView | None = None) -> dict
     }
 
 
+def _shown_edges(edges: list[tuple[int, int]], shown: list[int]) -> list[tuple[int, int]]:
+    """The edges between shown nodes, over their positions in `shown`."""
+    if not shown or shown[-1] == len(shown) - 1:
+        return edges  # every node is shown (`shown` is sorted): positions are the nodes themselves
+    position = {node: k for k, node in enumerate(shown)}
+    return [(position[p], position[c]) for p, c in edges if p in position and c in position]
+
+
 def _whole(rows, external, edges, shown) -> dict:
     """Every shown node on its own, in the classic layered layout."""
-    position = {node: k for k, node in enumerate(shown)}
-    local = [(position[p], position[c]) for p, c in edges if p in position and c in position]
+    local = _shown_edges(edges, shown)
     layout = layered(len(shown), local)
     count = len(rows)
     inside = [k for k, node in enumerate(shown) if node < count]
@@ -152,8 +159,7 @@ def _whole(rows, external, edges, shown) -> dict:
 
 
 def _folded(rows, external, edges, shown, threshold, view: GraphView, count: int) -> dict:
-    position = {node: k for k, node in enumerate(shown)}
-    local = [(position[p], position[c]) for p, c in edges if p in position and c in position]
+    local = _shown_edges(edges, shown)
     depth = layout_depths(len(shown), local)
     pinned = []
     for node in shown:
@@ -203,22 +209,21 @@ def _folded(rows, external, edges, shown, threshold, view: GraphView, count: int
             return x_of_band[band] + depth[k] - folded.bands[band][0]
         return x_of_band[band] + (first_singles[band] and not starts[k])
 
-    singles = [k for k in range(len(shown)) if folded.cluster_of[k] < 0]
-    vertex_of = {}
+    singles = [k for k, cluster in enumerate(folded.cluster_of) if cluster < 0]
+    # A node's vertex: its own when drawn on its own, else its cluster's (after the singles).
+    vertex_of = [len(singles) + cluster for cluster in folded.cluster_of]
     for v, k in enumerate(singles):
         vertex_of[k] = v
-    for k in range(len(shown)):
-        if folded.cluster_of[k] >= 0:
-            vertex_of[k] = len(singles) + folded.cluster_of[k]
     column = [x_of(k) for k in singles]
     for cluster in folded.clusters:
         members = cluster.members
         column.append(x_of(members[len(members) // 2]))
     quotient = set()
+    single_count = len(singles)
     for p, c in local:
         a, b = vertex_of[p], vertex_of[c]
         # Edges inside a cluster, or between clusters of one folded band, are folded away.
-        if a != b and (column[a] != column[b] or a < len(singles) or b < len(singles)):
+        if a != b and (a < single_count or b < single_count or column[a] != column[b]):
             quotient.add((a, b))
     quotient = sorted(quotient)
     y = arranged(column, quotient)

@@ -1,6 +1,7 @@
 """The trace explorer's reads: each batches a page (or a trace) into a fixed
 number of queries, whatever the number of rows."""
 
+from django.db import connection
 from django.db.models import Case, Exists, F, OuterRef, Q, QuerySet, Subquery, When
 from django.db.models.functions import Coalesce
 
@@ -69,8 +70,18 @@ GRAPH_FIELDS = ("product_id", "agent_id", "step", "source_type", "confidence", "
 
 
 def graph_rows(trace: Trace) -> list[tuple]:
-    """The nodes of a trace as GRAPH_FIELDS tuples, oldest first."""
-    return list(Node.objects.filter(trace=trace).order_by("timestamp", "pk").values_list(*GRAPH_FIELDS))
+    """The nodes of a trace as GRAPH_FIELDS tuples, oldest first.
+
+    One plain statement fetched whole: the ORM's values_list fetches in chunks
+    of 100 rows, 500 round trips through the driver for a 50,000-node trace.
+    No column needs a converter (SQLite's is_error comes back 0/1, which every
+    reader treats as a truth value)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {', '.join(map(connection.ops.quote_name, GRAPH_FIELDS))} FROM {Node._meta.db_table} WHERE trace_id = %s ORDER BY timestamp, id",
+            [trace.pk],
+        )
+        return cursor.fetchall()
 
 
 def trace_ids_of(project: Project, product_ids: list[str]) -> dict[str, str]:
@@ -139,4 +150,7 @@ def recent_agents_and_steps(project: Project, sample: int = 5000) -> tuple[list[
 def edge_pairs(trace: Trace) -> list[tuple[str, str]]:
     """(child, parent) product ids of a trace's edges, in no particular order:
     cheaper than parents_by_child() when the order does not matter."""
-    return list(Edge.objects.filter(trace=trace).values_list("child_product_id", "parent_product_id"))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT child_product_id, parent_product_id FROM {Edge._meta.db_table} WHERE trace_id = %s",
+                       [trace.pk])
+        return cursor.fetchall()

@@ -12,6 +12,7 @@ the same trace always draws the same picture.
 """
 
 from dataclasses import dataclass
+from operator import itemgetter
 
 from provenance.dag import strongly_connected
 
@@ -37,6 +38,8 @@ def layered(node_count: int, edges: list[tuple[int, int]]) -> Layout:
 
 def depths(node_count: int, edges: list[tuple[int, int]]) -> list[int]:
     """Each node's longest-path depth from a source; a cycle's members share one."""
+    if all(parent < child for parent, child in edges):
+        return _depths_in_order(node_count, edges)
     parents: list[list[int]] = [[] for _ in range(node_count)]
     children: list[list[int]] = [[] for _ in range(node_count)]
     for parent, child in edges:
@@ -74,6 +77,19 @@ def arranged(column: list[int], edges: list[tuple[int, int]]) -> list[float]:
         for layer in reversed(layers[:-1]):
             _reorder(layer, y, downstream)
     return y
+
+
+def _depths_in_order(node_count: int, edges: list[tuple[int, int]]) -> list[int]:
+    """Longest-path depth when every parent comes before its child in the node
+    order (a trace read oldest first, the usual case): the order is then a
+    topological one, and one pass over the edges sorted by child settles every
+    depth, where Kahn's algorithm builds two adjacency lists per node."""
+    depth = [0] * node_count
+    for parent, child in sorted(edges, key=itemgetter(1)):
+        below = depth[parent] + 1
+        if depth[child] < below:
+            depth[child] = below
+    return depth
 
 
 def _depths(node_count: int, parents: list[list[int]], children: list[list[int]]) -> list[int]:
