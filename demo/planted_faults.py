@@ -5,6 +5,10 @@ Recorded like any agent's events, with fixed ids, so a re-run stores nothing twi
 
 from datetime import datetime, timedelta
 
+from django.db.models import F
+
+from provenance.models import Node
+
 TRACE = "demo-faulty-run"
 
 
@@ -33,3 +37,14 @@ def plant(recorder, now: datetime) -> None:
     node("rewrite", "reasoning_agent", [f"{TRACE}:critic"], step="reasoning", confidence=0.62)
     # A note nobody consumed and that consumed nothing.
     node("stray-note", "summarizer", step="summary", confidence=0.9)
+
+
+def settle(project) -> None:
+    """Dates the planted nodes' arrival to their own timestamps, hours ago.
+
+    The health check gives a missing parent a grace period from the moment its
+    child reached the server, since the parent may still be on its way. The
+    demo records its story of the past few hours in one go, so without this
+    the broken link would have arrived seconds before the check runs, and
+    would rightly not be reported yet; the rule itself stays as it is."""
+    Node.objects.filter(project=project, trace__trace_id=TRACE).update(received_at=F("timestamp"))

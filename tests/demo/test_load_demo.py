@@ -108,3 +108,12 @@ def test_the_demo_alert_rules_fire_on_the_degradation_under_way(loaded, db):
     events = loaded.api().get("/api/v1/alerts").json()
     events = events["results"] if isinstance(events, dict) else events
     assert len({e["rule_id"] for e in events if e["state"] == "firing"}) == 3
+
+
+def test_the_demo_health_page_lists_the_planted_broken_link(loaded, db):
+    page = Client()
+    assert page.login(username="demo", password="demo")
+    response = page.get("/p/demo/health/")
+    assert response.status_code == 200
+    broken = response.content.decode().split('id="kind-broken_link"')[1].split("</section>")[0]
+    assert "demo-faulty-run:fragment" in broken and "demo-faulty-run:kb-fragment-404" in broken

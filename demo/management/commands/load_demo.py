@@ -57,6 +57,7 @@ class Command(BaseCommand):
         stats = recorder.stats()
         if not delivered or stats["rejected"] or stats["failed"] or stats["dropped"]:
             raise CommandError(f"the demo history did not arrive whole: {stats}")
+        planted_faults.settle(access.project)
 
         for name in FOLLOW_UP_COMMANDS:
             if name in get_commands():
