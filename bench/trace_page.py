@@ -13,11 +13,15 @@ nodes), each in its own process (Django is set up once per process):
    with one long multi-agent run (`demo.large_run`: backflow rounds, a
    low-confidence fragment in round 1 that is the final answer's root cause)
    and a small trace, ingested through the ingest module.
-2. In-process timings of the pages' endpoints (middleware, view, queries,
-   folding, layout, JSON; no network): root cause of the final answer,
-   impact of the first question, graph.json folded as the page opens it, and,
-   as the same-run baseline, the API's read of the small trace.
-3. Medians and p95, and how many times the baseline each one is.
+2. Timings of the page's endpoints (root cause of the final answer, impact of
+   the first question, graph.json folded as the page opens it), first in
+   process (middleware, view, queries, folding, layout, JSON; no network),
+   then over HTTP from `manage.py serve` on a free port with a logged-in
+   session, as the page fetches them. Runs are interleaved, so a load spike
+   hits every case alike. Also the API's read of a 40-node trace.
+3. Medians and p95, and how many times the same-run baseline each one is:
+   two plain SELECTs of the big trace's nodes (the graph's columns) and edges,
+   the reads no answer about the trace can skip.
 
 Targets (issue 15): root cause and impact of 5,000 nodes < 100 ms median on
 PostgreSQL and < 300 ms on SQLite; graph.json of 50,000 nodes folded < 1 s.
@@ -81,7 +85,7 @@ def run(database: str, nodes: int, runs: int) -> None:
 
     from demo.large_run import large_run_events
     from provenance.ingest import ingest_events
-    from provenance.models import Project
+    from provenance.models import Project, Trace
 
     project = Project.objects.create(slug="bench", name="bench")
     _, key = project.issue_api_key()
@@ -104,12 +108,14 @@ def run(database: str, nodes: int, runs: int) -> None:
             return response
         return call
 
-    cases = {
-        "root-cause": getter(page, "/p/bench/traces/big/root-cause.json?id=final"),
-        "impact": getter(page, "/p/bench/traces/big/impact.json?id=question"),
-        "graph.json": getter(page, "/p/bench/traces/big/graph.json"),
-        "baseline": getter(api, "/api/v1/traces/small"),
+    page_urls = {
+        "root-cause": "/p/bench/traces/big/root-cause.json?id=final",
+        "impact": "/p/bench/traces/big/impact.json?id=question",
+        "graph.json": "/p/bench/traces/big/graph.json",
     }
+    cases = {name: getter(page, url) for name, url in page_urls.items()}
+    cases["api small"] = getter(api, "/api/v1/traces/small")
+    cases["baseline"] = raw_select(Trace.objects.get(project=project, trace_id="big").pk)
     answer = cases["root-cause"]().json()
     assert [c["product_id"] for c in answer["root_causes"]] == ["frag-c"], answer["root_causes"]
     assert len(cases["impact"]().json()["descendants"]) == nodes - 1
@@ -123,12 +129,15 @@ def run(database: str, nodes: int, runs: int) -> None:
         for name, call in cases.items():
             samples[name] += timed(call, 1)
 
+    over_http = http_samples(page, page_urls, runs)
     base = statistics.median(samples["baseline"])
     steps = " → ".join(s.get("product_id") or f"… {s['skipped']:,} nodes …" for s in answer["path_steps"])
     print(f"\n{database}, trace of {nodes:,} nodes (loaded in {loaded:.1f} s), {runs} runs each")
     print(f"  graph.json draws {drawn} markers ({len(graph['clusters']['id'])} clusters) for {graph['total']:,} nodes")
     print(f"  root-cause path: {steps[:160]}")
-    for name, values in samples.items():
+    rows = list(samples.items()) + [(f"{name} HTTP", values) for name, values in over_http.items()]
+    for label, values in rows:
+        name = label.removesuffix(" HTTP")
         median = statistics.median(values)
         target = TARGETS.get((database, name))
         if name == "graph.json" and nodes >= 50_000:
@@ -137,7 +146,61 @@ def run(database: str, nodes: int, runs: int) -> None:
             f"   target < {target} ms: {'meets' if median < target else 'MISSES'}")
         if name == "graph.json" and nodes < 50_000:
             verdict = ""
-        print(f"  {name:<11} median {median:7.1f} ms  p95 {p95(values):7.1f} ms  x{median / base:6.1f} baseline{verdict}")
+        print(f"  {label:<15} median {median:7.1f} ms  p95 {p95(values):7.1f} ms  x{median / base:6.1f} baseline{verdict}")
+
+
+def raw_select(trace_pk: int):
+    """The baseline: the trace's nodes (the graph's columns) and edges, read
+    with two plain SELECTs and nothing done with them."""
+    from django.db import connection
+
+    from provenance.explorer_reads import GRAPH_FIELDS
+
+    columns = ", ".join(map(connection.ops.quote_name, GRAPH_FIELDS))
+
+    def call():
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {columns} FROM provenance_node WHERE trace_id = %s", [trace_pk])
+            cursor.fetchall()
+            cursor.execute("SELECT child_product_id, parent_product_id FROM provenance_edge WHERE trace_id = %s",
+                           [trace_pk])
+            cursor.fetchall()
+    return call
+
+
+def http_samples(page, urls: dict[str, str], runs: int) -> dict[str, list[float]]:
+    """The same endpoints over HTTP, as the page fetches them: `manage.py
+    serve` (Gunicorn + Uvicorn, one worker) on a free port, with the session
+    of the in-process client, one keep-alive connection, interleaved runs."""
+    import http.client
+
+    from django.conf import settings
+    from django.db import connections
+
+    from tests.serving import Serve
+
+    cookie = f"{settings.SESSION_COOKIE_NAME}={page.cookies[settings.SESSION_COOKIE_NAME].value}"
+    connections.close_all()
+    samples = {name: [] for name in urls}
+    with tempfile.TemporaryDirectory(prefix="denoise-bench-serve-") as logs, \
+            Serve(Path(logs), DATABASE_URL=os.environ["DATABASE_URL"], VAR_DIR=str(settings.VAR_DIR)) as server:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+
+        def get(url):
+            connection.request("GET", url, headers={"Cookie": cookie, "Accept": "application/json"})
+            response = connection.getresponse()
+            body = response.read()
+            assert response.status == 200, (response.status, body[:300])
+
+        for url in urls.values():  # warm-up: the worker's first request imports and connects
+            get(url)
+        for _ in range(runs):
+            for name, url in urls.items():
+                began = time.perf_counter()
+                get(url)
+                samples[name].append((time.perf_counter() - began) * 1000)
+        connection.close()
+    return samples
 
 
 def main() -> None:
