@@ -83,3 +83,17 @@ def test_the_root_cause_path_folds_its_ordinary_stretches(member, run):
     skipped = sum(step.get("skipped", 0) for step in steps)
     named = sum(1 for step in steps if "product_id" in step)
     assert skipped + named == len(answer["path"])
+
+
+def test_root_cause_and_impact_of_a_large_trace_cost_a_fixed_number_of_queries(member, run,
+                                                                               django_assert_max_num_queries):
+    # session, user, project, trace, node; the trace's edges and nodes (and its
+    # consumers elsewhere, for impact); homes of the causes, block reasons.
+    with django_assert_max_num_queries(10):
+        answer = member.get("/p/acme/traces/run/root-cause.json?id=final").json()
+    assert [c["product_id"] for c in answer["root_causes"]] == ["frag-c"]
+    with django_assert_max_num_queries(10):
+        impact = member.get("/p/acme/traces/run/impact.json?id=question").json()
+    assert len(impact["descendants"]) == 1199
+    with django_assert_max_num_queries(8):
+        assert member.get("/p/acme/traces/run/graph.json").json()["total"] == 1200
