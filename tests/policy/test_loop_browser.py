@@ -45,7 +45,13 @@ def test_apply_the_threshold_then_resolve_an_escalation(live_server, page, membe
     assert page.locator("#current-version").text_content() == "version 1"
     assert "Applied as version 1" in page.locator(".messages").text_content()
     assert page.locator("input[name=row_block]").first.input_value() == suggested
-    assert "Youden's J" in page.locator("#policy-history tr[data-version='1']").text_content()
+    row = page.locator("#policy-history tr[data-version='1']")
+    assert "Youden's J" in row.text_content()
+    # The long note and the row's diff link sit side by side, not on top of each other.
+    note_end = row.locator(".note-cell").evaluate(
+        "(cell) => { const text = document.createRange(); text.selectNodeContents(cell);"
+        " return text.getBoundingClientRect().right; }")
+    assert row.get_by_role("link", name="diff").bounding_box()["x"] >= note_end
 
     assert page.locator("#nav-inbox .nav-count").text_content() == "1"
     page.locator("#nav-inbox").click()
