@@ -8,6 +8,7 @@ SQLite default) get a portable multi-row `VALUES`, chunked under the driver's
 parameter limit.
 """
 
+import functools
 import weakref
 from contextlib import contextmanager
 
@@ -106,7 +107,10 @@ def _copy_binary(cursor, table: str, columns: list[str], pg_types: list[str], ro
     """COPY in PostgreSQL's binary format: no text quoting and escaping of every
     value on our side, no parsing of it on the server's. jsonb values arrive as
     JSON text (str), as everywhere else in this module."""
-    _ensure_jsonb_text_dumper()
+    # On the cursor itself: a cursor copies its connection's adapters when it is
+    # made, so a dumper registered on the connection missed the first COPY of
+    # every new connection, which then stored each jsonb value as a JSON string.
+    cursor.adapters.register_dumper(None, _jsonb_text_binary_dumper())
     with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)") as copy:
         copy.set_types([COPY_TYPE_NAMES.get(t, t) for t in pg_types])
         for row in rows:
@@ -115,28 +119,25 @@ def _copy_binary(cursor, table: str, columns: list[str], pg_types: list[str], ro
 
 # Names SQL casts accept that psycopg's type registry does not.
 COPY_TYPE_NAMES = {"int": "integer"}
-_binary_ready: "weakref.WeakSet[object]" = weakref.WeakSet()
 
 
-def _ensure_jsonb_text_dumper() -> None:
+@functools.cache
+def _jsonb_text_binary_dumper():
     """psycopg's binary jsonb dumper serialises a Python object; ours are JSON
-    text already. Registered by type oid only (class None), so the dumper is
-    used where COPY names the column types and nowhere else."""
-    raw = connection.connection
-    if raw in _binary_ready:
-        return
+    text already. Registered by type oid only (class None), so it is used where
+    COPY names the column types and nowhere else."""
+    from psycopg import postgres
     from psycopg.adapt import Dumper
     from psycopg.pq import Format
 
     class JsonbTextBinaryDumper(Dumper):
         format = Format.BINARY
-        oid = raw.adapters.types["jsonb"].oid
+        oid = postgres.types["jsonb"].oid
 
         def dump(self, obj):
             return b"\x01" + obj.encode()  # jsonb's binary format: a version byte, then the text
 
-    raw.adapters.register_dumper(None, JsonbTextBinaryDumper)
-    _binary_ready.add(raw)
+    return JsonbTextBinaryDumper
 
 
 def _staging_table(cursor, table: str, columns: list[str]) -> str:
