@@ -37,6 +37,13 @@ def test_bad_filters_are_named_on_the_page_and_by_the_endpoint(member, project):
     assert "start" in response.json()["fields"]
 
 
+@pytest.mark.parametrize("path", PAGES)
+def test_bad_filters_show_the_errors_instead_of_empty_charts(member, project, path):
+    html = member.get(f"/metrics/acme/{path}?range=zz&round=abc").content.decode()
+    assert "zz&quot; is not a valid choice" in html and "round</strong>" in html
+    assert "data-chart=" not in html and "drift-summary" not in html and "Buckets of" not in html
+
+
 def test_another_project_is_not_found(member, make_project):
     make_project("globex")
     assert member.get("/metrics/globex/").status_code == 404
