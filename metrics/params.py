@@ -31,19 +31,27 @@ def auto_step(span: timedelta) -> str:
     return "day"
 
 
-def fitted(oldest: datetime, newest: datetime, now: datetime) -> tuple[datetime, datetime, str, str]:
+def fitted(oldest: datetime, newest: datetime, now: datetime, compare: bool = True) -> tuple[datetime, datetime, str, str]:
     """The pages' default range for data from `oldest` to `newest`: the longest
     preset up to the usual 7 days whose previous period also lies within the
     data (so "previous" figures and the drift baseline have something to
     show; 1h when the data spans less than 2 hours), ending now, or at the
     end of the newest value's hour when the data stopped before that preset's
-    window begins (an idle project still opens on its data)."""
-    preset = longest_within(now - oldest)
+    window begins (an idle project still opens on its data). A page that
+    compares nothing with a previous period (`compare=False`) takes as much of
+    the data as the usual 7 days hold instead: the shortest preset covering it."""
+    choose = longest_within if compare else covering
+    preset = choose(now - oldest)
     if newest >= now - RANGES[preset]:
         return now - RANGES[preset], now, preset, "now"
     end = min(now, bucket_floor(newest, "hour") + timedelta(hours=1))
-    preset = longest_within(end - oldest)
+    preset = choose(end - oldest)
     return end - RANGES[preset], end, preset, "data"
+
+
+def covering(data_span: timedelta) -> str:
+    usual = [name for name, span in RANGES.items() if span <= RANGES[DEFAULT_RANGE]]
+    return next((name for name in usual if RANGES[name] >= data_span), DEFAULT_RANGE)
 
 
 def longest_within(data_span: timedelta) -> str:
@@ -66,6 +74,7 @@ class ChartParams:
     # whether the range ends "now" or at the newest "data".
     fitted_to: tuple[datetime, datetime] | None = None
     fitted: str = ""
+    fitted_to_all: bool = False  # fitted to hold the data, not to leave a previous period within it
 
     @property
     def span(self) -> timedelta:
@@ -112,7 +121,7 @@ class ChartParamsSerializer(serializers.Serializer):
         if not (data.get("start") or data.get("end") or data.get("range")) and "fit_to" in self.context:
             extent = self.context["fit_to"]()
         if extent:
-            start, end, preset, ends = fitted(*extent, now)
+            start, end, preset, ends = fitted(*extent, now, compare=not self.context.get("fit_all"))
         elif data.get("start"):
             start, end, preset = data["start"], data.get("end") or now, ""
         else:
@@ -136,4 +145,4 @@ class ChartParamsSerializer(serializers.Serializer):
                 raise serializers.ValidationError({"baseline_start": "must be before baseline_end"})
         filters = Filters(data["agent_id"], data["step"], data["source_type"], data["round"])
         return ChartParams(start, end, filters, step, preset, data["metric"], data["by"], baseline,
-                           data.get("resolution", ""), extent, ends)
+                           data.get("resolution", ""), extent, ends, bool(extent and self.context.get("fit_all")))

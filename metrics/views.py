@@ -30,7 +30,7 @@ def page(name: str):
     @login_required
     def view(request, slug):
         project = project_for_user_or_404(request.user, slug)
-        serializer = page_params(request, project)
+        serializer = page_params(request, project, DATA_OF[name])
         valid = serializer.is_valid()
         params = serializer.validated_data if valid else None
         data_url = reverse("metrics:data", args=[slug, DATA_OF[name]])
@@ -63,15 +63,20 @@ def data(request, slug, name):
     project = project_for_user_or_404(request.user, slug)
     if name not in DASHBOARDS:
         raise Http404
-    serializer = page_params(request, project)
+    serializer = page_params(request, project, name)
     if not serializer.is_valid():
         return JsonResponse({"error": "invalid request", "fields": serializer.errors}, status=400)
     return JsonResponse(DASHBOARDS[name](project, serializer.validated_data), encoder=JSONEncoder)
 
 
-def page_params(request, project) -> ChartParamsSerializer:
+# Dashboards that compare nothing with a previous period: their default range holds all the data it can.
+FIT_ALL = {"calibration"}
+
+
+def page_params(request, project, dashboard: str) -> ChartParamsSerializer:
     """The pages (unlike the API) fit a missing range to the project's data."""
-    return ChartParamsSerializer(data=request.GET, context={"fit_to": lambda: data_extent(project)})
+    return ChartParamsSerializer(data=request.GET, context={"fit_to": lambda: data_extent(project),
+                                                            "fit_all": dashboard in FIT_ALL})
 
 
 def selected_range(request, params) -> str:

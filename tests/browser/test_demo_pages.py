@@ -28,7 +28,7 @@ PAGES = [
     ("metrics-overview.png", "/metrics/demo/", METRICS_READY),
     ("metrics-fuses.png", "/metrics/demo/fuses/", METRICS_READY),
     ("metrics-uncertainty.png", "/metrics/demo/uncertainty/", METRICS_READY),
-    ("metrics-calibration.png", "/metrics/demo/calibration/?range=7d", METRICS_READY),
+    ("metrics-calibration.png", "/metrics/demo/calibration/", METRICS_READY),
     ("metrics-drift.png", "/metrics/demo/drift/", METRICS_READY),
     ("trace-list.png", "/p/demo/traces/", None),
     ("bad-answers.png", "/p/demo/bad-answers/", None),
@@ -80,7 +80,7 @@ def test_calibration_finds_confidence_informative_and_names_the_miscalibrated_ag
     page = demo_page
     # Over the demo's three days: the pages open on the last 24 h (the range
     # fitted to the data), too few reviews for these figures to hold on every load.
-    page.goto(f"{demo.url}/metrics/demo/calibration/?range=7d")
+    page.goto(f"{demo.url}/metrics/demo/calibration/")
     page.wait_for_selector(METRICS_READY)
     # The figure a person reads: the ROC curve's legend.
     legend = page.locator("#chart-roc .legendtext", has_text="AUC").text_content()

@@ -41,6 +41,21 @@ def test_the_default_page_range_has_a_previous_period_with_data(member, ingest):
     assert body["headline"]["previous"]["node_count"] == 6 and body["headline"]["current"]["node_count"] == 6
 
 
+def test_a_page_that_compares_nothing_takes_all_the_data_the_usual_7_days_hold():
+    assert fitted(NOW - 3 * DAY, NOW, NOW, compare=False) == (NOW - 7 * DAY, NOW, "7d", "now")
+    assert fitted(NOW - 20 * HOUR, NOW, NOW, compare=False)[2] == "24h"
+    assert fitted(NOW - 90 * DAY, NOW, NOW, compare=False)[2] == "7d"
+
+
+def test_calibration_opens_on_all_the_reviews_while_the_overview_keeps_a_previous_period(member, ingest):
+    ingest(*[node_event(f"n{h}", f"t{h}", seconds=h * 3600, confidence=0.8) for h in range(31)])
+    calibration = " ".join(member.get("/metrics/acme/calibration/").content.decode().split())
+    assert "No range chosen: the last 7d up to the newest data, the shortest preset (up to 7d) holding" in calibration
+    query = member.get("/metrics/acme/data/calibration.json").json()["query"]
+    assert query["range"] == "7d" and query["end"] == "2026-11-21T16:00:00Z"
+    assert member.get("/metrics/acme/data/overview.json").json()["query"]["range"] == "6h"
+
+
 def test_under_two_hours_of_data_the_note_does_not_promise_a_previous_period(member, ingest):
     ingest(node_event("n1", confidence=0.8), node_event("n2", seconds=1800, confidence=0.8))
     html = " ".join(member.get("/metrics/acme/").content.decode().split())
