@@ -17,7 +17,8 @@ def test_installing_twice_creates_the_three_rules_once(project, api):
     composite = next(r for r in listed if r["name"].startswith("Extraction degrading"))
     assert composite["match"] == "all"
     assert composite["conditions"] == [
-        {"metric": "high_uncertainty_ratio", "window": "15m", "change": "relative", "op": ">", "threshold": 0.5},
+        {"metric": "mean_confidence", "window": "15m", "filters": {"step": "entity_extraction"}, "change": "relative",
+         "op": "<", "threshold": -0.25},
         {"metric": "failure_rate", "window": "15m", "filters": {"step": "entity_extraction"}, "op": ">",
          "threshold": 0.7},
     ]

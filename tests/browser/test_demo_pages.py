@@ -126,7 +126,7 @@ def test_the_webhook_inbox_shows_a_delivered_verified_demo_alert(demo, demo_page
     assert "✓ signature verified" in message.inner_text()
     assert message.locator("a[href^='/alerts/demo/']").inner_text() in {
         "Fuse rate over 20% in 15 minutes", "An agent fused 3 times in a row",
-        "Extraction degrading: uncertainty up 50% and entity extraction failing"}
+        "Extraction degrading: confidence down 25% and entity extraction failing"}
     assert page.locator(".main-nav [aria-current=page]").all_inner_texts() == ["Alerts"]
     headers = message.locator("table.kv").inner_text()
     assert "webhook-signature" in headers and "v1," in headers
