@@ -8,7 +8,6 @@ pages goes through the server's HTTP API, as an agent's would.
 """
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,22 +17,10 @@ import httpx
 import pytest
 from django.contrib.auth import get_user_model
 
-from tests.serving import database_url
+from tests.serving import database_url, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "screenshots"
-# This suite's loopback ports; the first free one is used.
-PORTS = range(8101, 8120)
-
-
-def free_port() -> int:
-    for port in PORTS:
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) != 0:
-                return port
-    raise RuntimeError(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
-
-
 class LiveServer:
     def __init__(self, url: str, process: subprocess.Popen, log: Path):
         self.url = url

@@ -2,9 +2,10 @@
 the DAG, the fused fragment, its root cause, and nodes that arrive live."""
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.conftest import screenshot, sign_in
-from tests.browser.plot import click_point
+from tests.browser.plot import SCREEN_POSITION, click_point
 from tests.browser.traces import bad_answer_trace
 from tests.conftest import node_event
 
@@ -48,10 +49,23 @@ def node_point(page, graph_ids: list[str], product_id: str) -> dict:
     return point
 
 
+LANDED_ON = """([x, y]) => {
+  const under = document.elementFromPoint(x, y);
+  return {panel: document.getElementById("np-title").textContent, settled: document.getElementById("dag").dataset.settled,
+          element: under && under.tagName + "." + under.getAttribute("class")};
+}"""
+
+
 def click_node(page, graph_ids, product_id):
     point = node_point(page, graph_ids, product_id)
     click_point(page, point["x"], point["y"])
-    page.wait_for_function("(id) => document.getElementById('np-title').textContent === id", arg=product_id)
+    try:
+        page.wait_for_function("(id) => document.getElementById('np-title').textContent === id", arg=product_id)
+    except PlaywrightTimeout as missed:
+        # Say where the click landed, so that a miss under load can be told apart from a slow panel.
+        where = page.evaluate(SCREEN_POSITION, [point["x"], point["y"]])
+        seen = page.evaluate(LANDED_ON, where)
+        raise AssertionError(f"clicking {product_id} at {where} selected nothing: {seen}") from missed
 
 
 def drawn_ids(page) -> list[str]:

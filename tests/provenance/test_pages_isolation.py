@@ -51,9 +51,11 @@ def two_tenants(project, api, other_api, ingest):
 @pytest.mark.parametrize("url", PAGES)
 def test_a_member_gets_404_for_another_projects_pages(two_tenants, url):
     alice, _ = two_tenants
-    response = signed_in(alice).get(url.format(slug="globex", trace="globex-trace", node="g-only"))
+    address = url.format(slug="globex", trace="globex-trace", node="g-only")
+    response = signed_in(alice).get(address)
     assert response.status_code == 404
-    assert b"globex" not in response.content.replace(b"/p/globex", b"")
+    # The 404 page repeats the address asked for; nothing else of globex's may show.
+    assert b"globex" not in response.content.replace(address.split("?")[0].encode(), b"").replace(b"/p/globex", b"")
 
 
 @pytest.mark.parametrize("url", PAGES[2:])
