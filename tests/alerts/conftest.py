@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.core.management import call_command
 
-from tests.alerts.receiver import Receiver, start
+from tests.alerts.receiver import running
 from tests.conftest import BASE_TIME
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -53,9 +53,5 @@ def receiver(settings):
     settings.WEBHOOK_ALLOW_PRIVATE = True
     settings.WEBHOOK_TIMEOUT_SECONDS = 2
     settings.WEBHOOK_RETRY_BASE_SECONDS = 0
-    hook = Receiver(secret=SECRET)
-    server = start(hook)
-    yield hook
-    hook.release.set()
-    server.shutdown()
-    server.server_close()
+    with running(SECRET) as hook:
+        yield hook

@@ -7,6 +7,7 @@ import hmac
 import json
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -121,3 +122,15 @@ def start(receiver: Receiver) -> ThreadingHTTPServer:
         return server
     raise RuntimeError("no free port in 8141-8157")
 
+
+@contextmanager
+def running(secret: str = ""):
+    """A receiver listening for the length of the block (a held request is let go at its end)."""
+    hook = Receiver(secret=secret)
+    server = start(hook)
+    try:
+        yield hook
+    finally:
+        hook.release.set()
+        server.shutdown()
+        server.server_close()

@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from alerts.transports import safe_http
-from tests.alerts.receiver import Receiver, start
+from tests.alerts.receiver import running
 
 FAKE_DNS = {
     "internal.example": ["10.0.0.5"],
@@ -61,11 +61,8 @@ def fake_getaddrinfo(host, port, type=0, **kwargs):
 
 @pytest.fixture
 def listener():
-    hook = Receiver()
-    server = start(hook)
-    yield hook
-    server.shutdown()
-    server.server_close()
+    with running() as hook:
+        yield hook
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from django.db import connection
 
 from provenance.models import Node
 from tests.alerts.conftest import SECRET
-from tests.alerts.receiver import Receiver, start
+from tests.alerts.receiver import running
 from tests.conftest import node_event
 from tests.serving import Serve, database_url, signed_in
 
@@ -132,11 +132,8 @@ def can_lock(path) -> bool:
 
 @pytest.fixture
 def receiver():
-    hook = Receiver(secret=SECRET)
-    server = start(hook)
-    yield hook
-    server.shutdown()
-    server.server_close()
+    with running(SECRET) as hook:
+        yield hook
 
 
 def test_links_in_webhooks_point_at_the_port_serve_listens_on(tmp_path, server_env, tenant, receiver,
