@@ -16,9 +16,11 @@ carrying its `reason_code` and `policy_version`.
 The limits come from the policy profile (`max_retries`, `escalate_after`,
 `max_rounds`) unless given. An accepted first attempt, the common case, costs
 one event: its node carries the decision inline; every other decision is a
-fuse event by the consumer. Fuses are counted per (consumer, agent, step)
-across calls: the `escalate_after`-th fuse in a row records an `escalation`
-and the result says a person must decide. Attempt k runs in round
+fuse event by the consumer. Fuses are counted per ticket (trace) and step
+(consumer, agent, step within the trace), across calls on that ticket: the
+`escalate_after`-th fuse in a row records an `escalation` and the result says
+a person must decide. One ticket's fuses never count towards another's, so
+`evaluate` decides the same at any concurrency. Attempt k runs in round
 `round + k - 1`; a round beyond `max_rounds` is not run: the stop is recorded
 as an escalation. `produce` and `cross_check` may be coroutine functions:
 `guard` then returns an awaitable.
@@ -29,6 +31,7 @@ and receives their results; `guard` makes them directly or awaits them.
 
 import inspect
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,19 +94,27 @@ class Limits:
 
 
 class _Streaks:
-    """Consecutive fuses per (consumer, agent, step), across calls."""
+    """Consecutive fuses per (trace, consumer, agent, step), across calls on
+    that trace. A streak left open (retries used up, no escalation yet) is
+    kept for the ticket's next call; the oldest open streaks are forgotten
+    past `limit`, so a long-running process holds a bounded number."""
 
-    def __init__(self):
-        self._counts: dict[tuple, int] = {}
+    def __init__(self, limit: int = 100_000):
+        self._counts: OrderedDict[tuple, int] = OrderedDict()
         self._lock = threading.Lock()
+        self.limit = limit
 
     def fused(self, key: tuple) -> int:
         with self._lock:
-            count = self._counts[key] = self._counts.get(key, 0) + 1
+            count = self._counts.pop(key, 0) + 1
+            self._counts[key] = count
+            while len(self._counts) > self.limit:
+                self._counts.popitem(last=False)
             return count
 
     def reset(self, key: tuple) -> None:
-        self._counts.pop(key, None)
+        with self._lock:
+            self._counts.pop(key, None)
 
 
 STREAKS = _Streaks()
@@ -246,7 +257,7 @@ class _Events:
 
 def _ladder(fuse, limits: Limits, events: _Events, agent_id, step, source_type, parent_ids, can_cross_check: bool,
             first_round: int):
-    streak = (events.consumer, agent_id, step)
+    streak = (events.trace_id, events.consumer, agent_id, step)
     verdicts: list[Verdict] = []
     previous: NodeRef | None = None
     feedback: Feedback | None = None

@@ -22,3 +22,27 @@ def perfect(question):
 
 def plain(question):
     return 0
+
+
+GUARD_FUSE = denoiseflow.ConfidenceFuse()
+
+
+def guarded(question):
+    """Fetches the case's fragments through `guard()`, one call per fragment on
+    the same ticket and step: the confidences of each call's attempts come from
+    the input. Answers how many fragments were accepted; a person stepped in
+    when any call escalated."""
+    case = denoiseflow.current_case()
+    accepted, escalated = 0, False
+    for confidences in question["fragments"]:
+        attempts = iter(confidences)
+        result = denoiseflow.guard(
+            lambda feedback, attempts=attempts: denoiseflow.Output("fragment", next(attempts)),
+            consumer="reasoning_agent", trace_id=case.trace_id, agent_id="retrieval_agent", step="retrieval",
+            parent_ids=[case.input_node], fuse=GUARD_FUSE, recorder=case.recorder, max_retries=1,
+            escalate_after=3)
+        accepted += result.ok
+        escalated = escalated or result.needs_person
+        if result.needs_person:
+            break
+    return denoiseflow.Answer(accepted, escalated=escalated)
