@@ -7,6 +7,7 @@ minutes" page (429) until the lock runs out.
 """
 
 import math
+import unicodedata
 from functools import wraps
 
 from django.conf import settings
@@ -35,7 +36,10 @@ def throttled(view):
 
 
 def lock_names(request) -> list[str]:
-    username = (request.POST.get("username") or "").strip().lower()[:150]
+    # Django's sign-in form NFKC-normalises the username before it checks the
+    # password, so "ｍｉａ" signs in as "mia": the lock must count them as one name.
+    raw = request.POST.get("username") or ""
+    username = unicodedata.normalize("NFKC", raw).strip().casefold()[:150]
     names = [f"address:{request.META.get('REMOTE_ADDR', '')}"]
     if username:
         names.append(f"user:{username}")

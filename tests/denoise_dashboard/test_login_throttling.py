@@ -56,3 +56,25 @@ def test_the_admin_login_is_throttled_the_same_way(settings):
     assert locked.status_code == 429
     assert "Too many sign-in attempts" in locked.content.decode()
     assert attempt(Client(REMOTE_ADDR="198.51.100.9"), "pw-root-12345", "someone-else", "/admin/login/").status_code == 200
+
+
+# What Django's sign-in form turns into "mia" (NFKC, fullwidth and mathematical
+# bold letters), and a capitalised spelling the lock has always counted as one.
+LOOK_ALIKES = ["ｍｉａ", "𝐦𝐢𝐚", "ＭＩＡ"]
+
+
+def test_unicode_look_alikes_of_a_locked_username_are_locked_too(member_user, settings):
+    client = Client(REMOTE_ADDR="203.0.113.11")
+    for _ in range(settings.LOGIN_FAILURE_LIMIT):
+        attempt(client, "wrong")
+    for i, username in enumerate(LOOK_ALIKES[:2]):
+        other_address = Client(REMOTE_ADDR=f"198.51.100.{20 + i}")
+        assert attempt(other_address, MEMBER_PASSWORD, username).status_code == 429
+        assert "_auth_user_id" not in other_address.session
+
+
+def test_guesses_spelled_as_look_alikes_count_toward_one_lock(member_user, settings):
+    spellings = [MEMBER_USERNAME, *LOOK_ALIKES]
+    for i in range(settings.LOGIN_FAILURE_LIMIT):
+        attempt(Client(REMOTE_ADDR=f"198.51.100.{40 + i}"), "wrong", spellings[i % len(spellings)])
+    assert attempt(Client(REMOTE_ADDR="198.51.100.99"), MEMBER_PASSWORD).status_code == 429
