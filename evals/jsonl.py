@@ -4,6 +4,7 @@ and a diff shows one changed item as one changed line."""
 import json
 
 from rest_framework.renderers import BaseRenderer
+from rest_framework.utils.encoders import JSONEncoder
 
 from evals.validation import Invalid
 
@@ -12,7 +13,11 @@ MAX_LINES = 10_000
 
 
 def dump(items: list[dict]) -> bytes:
-    return "".join(json.dumps(item, ensure_ascii=False, sort_keys=True) + "\n" for item in items).encode()
+    # The JSON renderer's own encoder: a line holds what the JSON answer holds
+    # (timestamps, decimals, UUIDs), written the same way.
+    return "".join(
+        json.dumps(item, cls=JSONEncoder, ensure_ascii=False, sort_keys=True) + "\n" for item in items
+    ).encode()
 
 
 def parse(body: bytes, field: str = "items", max_lines: int = MAX_LINES) -> list:
