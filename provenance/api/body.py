@@ -35,4 +35,8 @@ def read_body(request, limit: int | None = None) -> bytes:
         raise BadEncoding(f"body is not valid {encoding}: {error}") from None
     if len(body) > limit or decompressor.unconsumed_tail:
         raise BodyTooLarge()
+    if not decompressor.eof:
+        # zlib checks the CRC and length only once it reaches the trailer: a body
+        # cut short decompresses "fine" up to the cut and would be taken as whole.
+        raise BadEncoding(f"body is not valid {encoding}: it ends before its trailer (cut short?)")
     return body

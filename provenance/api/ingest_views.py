@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 from provenance.api import openapi, shapes
 from provenance.api.body import BadEncoding, BodyTooLarge, read_body
 from provenance.api.errors import error_response
+from provenance.api.parsers import require_json
 from provenance.ingest import ingest_events, with_counts
 
 
@@ -29,6 +30,7 @@ class IngestView(APIView):
     )
     def post(self, request):
         limit_events, limit_bytes = settings.INGEST_MAX_EVENTS, settings.INGEST_MAX_BYTES
+        require_json(request)
         try:
             body = read_body(request, limit_bytes)
         except BodyTooLarge:

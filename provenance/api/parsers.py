@@ -9,7 +9,7 @@ ones with a 400, each saying why."""
 import orjson
 from django.conf import settings
 from rest_framework import status
-from rest_framework.exceptions import APIException, ParseError
+from rest_framework.exceptions import APIException, ParseError, UnsupportedMediaType
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import BaseParser
 
@@ -49,3 +49,10 @@ class JSONWithoutContentType(DefaultContentNegotiation):
         if not request.content_type and parsers:
             return parsers[0]
         return super().select_parser(request, parsers)
+
+
+def require_json(request) -> None:
+    """For views that read their own body (ingest): the 415 every endpoint with
+    the JSON parser answers to a body that names another type."""
+    if JSONWithoutContentType().select_parser(request, [JSONParser()]) is None:
+        raise UnsupportedMediaType(request.content_type)

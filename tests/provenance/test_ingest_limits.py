@@ -120,3 +120,40 @@ def test_body_without_a_batch_list_is_400_and_nothing_is_stored(api, project, pa
     assert_refused(response, 400, project)
     assert "batch" in response.json()["error"]
 
+
+
+@pytest.mark.parametrize("cut", [8, 4, 1], ids=["no trailer", "no length", "one byte short"])
+def test_gzip_body_missing_its_trailer_is_400(api, project, cut):
+    """The trailer holds the CRC and length that prove the body arrived whole."""
+    truncated = gzip.compress(batch_bytes(small_nodes(3)))[:-cut]
+    response = post_raw(api, truncated, HTTP_CONTENT_ENCODING="gzip")
+    assert_refused(response, 400, project)
+    assert "gzip" in response.json()["error"]
+
+
+def test_gzip_body_with_a_wrong_crc_is_400(api, project):
+    body = bytearray(gzip.compress(batch_bytes(small_nodes(3))))
+    body[-8] ^= 0xFF
+    assert_refused(post_raw(api, bytes(body), HTTP_CONTENT_ENCODING="gzip"), 400, project)
+
+
+def test_deflate_body_cut_short_is_400(api, project):
+    truncated = zlib.compress(batch_bytes(small_nodes(3)))[:-4]
+    assert_refused(post_raw(api, truncated, HTTP_CONTENT_ENCODING="deflate"), 400, project)
+
+
+@pytest.mark.parametrize("content_type", [
+    "application/xml", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+])
+def test_a_body_that_says_it_is_not_json_is_415_like_every_other_endpoint(api, project, content_type):
+    response = api.generic("POST", "/api/v1/ingest", batch_bytes(small_nodes(2)), content_type=content_type)
+    assert response.status_code == 415, response.content
+    assert content_type.split(";")[0] in response.json()["error"]
+    assert set(stored_rows(project).values()) == {0}
+    assert api.generic("PATCH", "/api/v1/project", b"{}", content_type=content_type).status_code == 415
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "application/json; charset=utf-8", ""])
+def test_json_or_no_content_type_is_read_as_json(api, project, content_type):
+    response = api.generic("POST", "/api/v1/ingest", batch_bytes(small_nodes(2)), content_type=content_type)
+    assert response.status_code == 207, response.content
