@@ -53,6 +53,7 @@ MIDDLEWARE = [
     "denoise_dashboard.nul_guard.refuse_nul",
     # Before anything reads the body or the database: a refused request costs a counter.
     "denoise_dashboard.limits.api.ApiRateLimitMiddleware",
+    "denoise_dashboard.chunked_bodies.measure_chunked_bodies",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -145,8 +146,9 @@ EMBEDDED_SCHEDULER = envbool("EMBEDDED_SCHEDULER", not REDIS_URL)
 # the server directly must not be able to claim another address.
 TRUST_PROXY_HEADERS = envbool("TRUST_PROXY_HEADERS", False)
 FORWARDED_ALLOW_IPS = envlist("FORWARDED_ALLOW_IPS", ["127.0.0.1", "::1"])
-if TRUST_PROXY_HEADERS:
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# No SECURE_PROXY_SSL_HEADER: Django would believe that header from any client.
+# Uvicorn's proxy middleware (serving.py) sets the request's scheme from it only
+# when the connection comes from FORWARDED_ALLOW_IPS, and Django reads that scheme.
 SERVE_ACCESS_LOG = envbool("SERVE_ACCESS_LOG", False)
 
 # --- HTTPS ---

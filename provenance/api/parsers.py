@@ -25,6 +25,10 @@ class JSONParser(BaseParser):
 
     def parse(self, stream, media_type=None, parser_context=None):
         limit = settings.API_MAX_BODY_BYTES
+        declared = (parser_context or {}).get("request")
+        length = declared.META.get("CONTENT_LENGTH", "") if declared is not None else ""
+        if length.isdigit() and int(length) > limit:
+            raise BodyTooLarge(f"body is larger than {limit} bytes; nothing was stored")
         raw = stream.read(limit + 1)
         if len(raw) > limit:
             raise BodyTooLarge(f"body is larger than {limit} bytes; nothing was stored")

@@ -1,0 +1,103 @@
+"""What only the production server shows (`manage.py serve`, Uvicorn's HTTP
+parser): bodies sent chunked, with no Content-Length, are read whole by every
+endpoint or refused with a 413 in the endpoint's own answer format, never
+dropped; and X-Forwarded-Proto is believed only from FORWARDED_ALLOW_IPS."""
+
+import gzip
+
+import httpx
+import orjson
+import pytest
+from django.db import connection
+
+from policy import store
+from provenance.models import Node, Project
+from tests.conftest import node_event
+from tests.serving import Serve, database_url
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+MIB = 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        if connection.vendor != "postgresql":
+            pytest.skip("serve tests run against PostgreSQL")
+        env = {"DATABASE_URL": database_url(connection.settings_dict), "TRUST_PROXY_HEADERS": "1"}
+    with Serve(tmp_path_factory.mktemp("serve-bodies"), **env) as running:
+        yield running
+
+
+def chunked(body: bytes, size: int = 4096):
+    """An iterator body: httpx sends it with Transfer-Encoding: chunked and no Content-Length."""
+    def pieces():
+        for start in range(0, len(body), size):
+            yield body[start:start + size]
+    return pieces()
+
+
+def send(server, method: str, path: str, key: str, body: bytes, content_type: str = "application/json", **headers):
+    request = httpx.Request(method, f"{server.url}{path}", content=chunked(body), headers={
+        "Authorization": f"Bearer {key}", "Content-Type": content_type, **headers})
+    assert request.headers["Transfer-Encoding"] == "chunked" and "Content-Length" not in request.headers
+    with httpx.Client(timeout=60) as client:
+        return client.send(request)
+
+
+def test_a_chunked_patch_changes_the_project(server, make_project):
+    project, key = make_project("chunky")
+    response = send(server, "PATCH", "/api/v1/project", key, b'{"high_uncertainty_threshold": 0.61}')
+    assert response.status_code == 200, response.text
+    assert response.json()["high_uncertainty_threshold"] == 0.61
+    project.refresh_from_db()
+    assert project.high_uncertainty_threshold == 0.61
+
+
+def test_a_chunked_policy_put_is_read(server, make_project):
+    project, key = make_project("chunky-policy")
+    profiles = {"default": {"accept": 0.9, "block": 0.4}}
+    response = send(server, "PUT", "/api/v1/policy", key, orjson.dumps({"profiles": profiles, "note": "chunked"}))
+    assert response.status_code == 200, response.text
+    assert store.current(project).profiles["default"]["accept"] == 0.9
+
+
+def test_chunked_ingest_and_otlp_bodies_are_stored(server, make_project):
+    project, key = make_project("chunky-ingest")
+    batch = orjson.dumps({"batch": [node_event(f"c{i}", "chunked-trace") for i in range(3)]})
+    assert send(server, "POST", "/api/v1/ingest", key, batch).status_code == 207
+    assert send(server, "POST", "/api/v1/ingest", key, gzip.compress(batch), **{"Content-Encoding": "gzip"},
+                ).json()["successes"][0]["status"] == 200  # the same events again: resends
+    span = {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174", "name": "step",
+            "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000001000000000"}
+    export = {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+    answer = send(server, "POST", "/v1/traces", key, orjson.dumps(export))
+    assert answer.status_code == 200, answer.text
+    assert Node.objects.filter(project=project).count() == 4
+
+
+@pytest.mark.parametrize("size_mib", [5.5, 7])
+def test_oversized_chunked_bodies_are_413_in_each_endpoints_format(server, make_project, size_mib):
+    project, key = make_project(f"chunky-big-{int(size_mib)}")
+    big = b'{"batch": [' + b" " * int(size_mib * MIB) + b"]}"
+    ingest = send(server, "POST", "/api/v1/ingest", key, big)
+    assert ingest.status_code == 413 and "nothing was stored" in ingest.json()["error"]
+    otlp = send(server, "POST", "/v1/traces", key, big)
+    assert otlp.status_code == 413 and otlp.headers["Content-Type"] == "application/json"
+    assert otlp.json()["code"] and "larger than" in otlp.json()["message"]
+    patch = send(server, "PATCH", "/api/v1/project", key, b'{"name": "x"' + b" " * int(size_mib * MIB) + b"}")
+    assert patch.status_code == 413 and "larger than" in patch.json()["error"]
+    assert Node.objects.filter(project=project).count() == 0
+    assert Project.objects.get(pk=project.pk).name != "x"
+
+
+def test_x_forwarded_proto_is_believed_only_from_the_allowed_proxy(server):
+    proxied = httpx.get(f"{server.url}/login/", headers={"X-Forwarded-Proto": "https"})
+    assert proxied.headers["Strict-Transport-Security"].startswith("max-age=")
+    # Loopback, but not one of FORWARDED_ALLOW_IPS (127.0.0.1, ::1).
+    with httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.5")) as stranger:
+        claimed = stranger.get(f"{server.url}/login/", headers={"X-Forwarded-Proto": "https"})
+    assert claimed.status_code == 200
+    assert "Strict-Transport-Security" not in claimed.headers
+    assert "secure" not in claimed.headers["set-cookie"].lower()
