@@ -5,8 +5,8 @@ an event is first shown, and kept on the event."""
 from django.db.models import Case, F, IntegerField, Value, When
 
 from alerts.models import AlertEvent
-from metrics.rules import FAILED
 from provenance.models import Node
+from provenance.vocabulary import FAILED
 
 PER_EVENT = 5
 SCANNED_NODES = 200

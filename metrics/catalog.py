@@ -1,5 +1,6 @@
-"""Every metric of the contract ("Alert rules" in spec/api-v1.md): what it
-means and how it is computed from a window's Totals. Alerts, the dashboards,
+"""Every metric of the contract (the README's "Alerts" section; their names in
+the OpenAPI schema, `GET /api/v1/schema`): what it means and how it is
+computed from a window's Totals. Alerts, the dashboards,
 the metrics API and the Prometheus exposition all read these definitions
 (through metrics.values), so a number means the same everywhere.
 
@@ -11,7 +12,7 @@ Where a new metric goes
 -----------------------
 - A formula over counts Totals already has: one `Metric` in CATALOG below.
 - A metric that counts nodes by a new rule (e.g. retry_success_rate,
-  round_limit_breaches): the rule in metrics/rules.py (listed in COUNTED), a
+  round_limit_breaches): the rule in provenance/vocabulary.py (listed in COUNTED below), a
   field of the same name in Totals and a column in metrics.models.HourRollup
   (with its migration); the refresh job, the raw scan, the recent rows and
   the rollup reader all take their lists of counts from those two places.
@@ -33,6 +34,8 @@ Where a new metric goes
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 
+from provenance.vocabulary import ACCEPTED, DOWNWEIGHTED, FAILED, FUSED, RETRIED, RETRIED_OK
+
 
 @dataclass
 class Totals:
@@ -42,12 +45,12 @@ class Totals:
     traces: int = 0
     confidence_count: int = 0
     confidence_sum: float = 0.0
-    low_traces: int = 0  # distinct traces with a high-uncertainty node (metrics.rules.HIGH_UNCERTAINTY)
+    low_traces: int = 0  # distinct traces with a high-uncertainty node (provenance.vocabulary.HIGH_UNCERTAINTY)
     accepted: int = 0
     fused: int = 0
     failed: int = 0
     downweighted: int = 0
-    retried: int = 0  # nodes with retry_of (metrics.rules.RETRIED); retry_success_rate reads these two
+    retried: int = 0  # nodes with retry_of (provenance.vocabulary.RETRIED); retry_success_rate reads these two
     retried_ok: int = 0
     longest_fused_run: int = 0
 
@@ -55,6 +58,13 @@ class Totals:
         names = METRICS if metrics is None else metrics
         return {name: CATALOG[name].compute(self) for name in names}
 
+
+# The vocabulary's rules that feed a per-node count of Totals, under the name of
+# that count (which is also the HourRollup column). The refresh job aggregates
+# with them, the raw scan filters its counts with them and the recent rows select
+# them as columns, so Python only adds flags up and the paths cannot disagree.
+COUNTED = {"accepted": ACCEPTED, "downweighted": DOWNWEIGHTED, "fused": FUSED, "failed": FAILED,
+           "retried": RETRIED, "retried_ok": RETRIED_OK}
 
 # The figures that add up across hours and raw rows (everything but the run).
 SUMS = tuple(f.name for f in fields(Totals) if f.name != "longest_fused_run")

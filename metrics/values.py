@@ -1,7 +1,7 @@
 """The one public entry for "values of these metrics over this window": alerts,
 the dashboards, the metrics API and the Prometheus exposition all ask here.
 What each metric means is in metrics.catalog (and where a new one goes);
-what a node counts as, in metrics.rules.
+what a node counts as, in provenance.vocabulary.
 
 - window_values / many_window_values: metric values per (start, end, filters);
 - values_by: metric values per value of a dimension (e.g. per agent);

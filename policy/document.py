@@ -1,5 +1,7 @@
-"""The policy document of the contract ("Fuse policy" in spec/api-v1.md): its
-built-in default, its validation, and the difference between two versions.
+"""The policy document of the contract (the README's "Fuse policy, the degrade
+ladder and the escalation inbox"; `PUT /api/v1/policy` in the OpenAPI
+schema): its validation and the difference between two versions. Its
+built-in default is the vocabulary's (provenance.vocabulary.DEFAULT_PROFILE).
 
 A profile is `{"accept", "block", "by_agent_type": {type: {"accept", "block"}},
 "by_step": {step: {"accept", "block"}}, "max_rounds", "max_retries",
@@ -11,15 +13,8 @@ so what is stored (and answered) is always complete.
 import copy
 import math
 
-DEFAULT_PROFILE = {
-    "accept": 0.8,
-    "block": 0.5,
-    "by_agent_type": {},
-    "by_step": {},
-    "max_rounds": 5,
-    "max_retries": 2,
-    "escalate_after": 3,
-}
+from provenance.vocabulary import DEFAULT_PROFILE
+
 DEFAULT_PROFILES = {"default": DEFAULT_PROFILE}
 THRESHOLDS = ("accept", "block")
 COUNTS = ("max_rounds", "max_retries", "escalate_after")

@@ -10,7 +10,8 @@ from collections import deque
 from dataclasses import dataclass
 
 from provenance.bulk import bound_cursor, in_list, is_postgres
-from provenance.models import Edge, FuseDecision, Node, Project
+from provenance.models import Edge, Node, Project
+from provenance.vocabulary import anomaly_test
 
 NODE_TABLE = Node._meta.db_table
 EDGE_TABLE = Edge._meta.db_table
@@ -25,16 +26,6 @@ class WalkedNode:
     is_error: bool
     # Only ever compared, never shown: see `walked_columns`.
     timestamp: object
-
-    def anomaly(self, threshold: float) -> str | None:
-        """The first of fused, error, low_confidence that applies, else None."""
-        if self.fuse_state == FuseDecision.BLOCK:
-            return "fused"
-        if self.is_error:
-            return "error"
-        if self.confidence is not None and self.confidence < threshold:
-            return "low_confidence"
-        return None
 
 
 def walked_columns() -> str:
@@ -188,7 +179,9 @@ def root_causes(project: Project, product_id: str) -> tuple[list[RootCause], lis
     for child, parent in edges:
         parents.setdefault(child, []).append(parent)
 
-    anomalous = {pid: reason for pid, n in nodes.items() if (reason := n.anomaly(threshold))}
+    anomaly = anomaly_test(threshold)
+    anomalous = {pid: reason for pid, n in nodes.items()
+                 if (reason := anomaly(n.fuse_state, n.is_error, n.confidence))}
     if not anomalous:
         return [], [], {}
 

@@ -16,9 +16,10 @@ from provenance import colors, dag, explorer_reads, folding, reading
 from provenance.json_limits import clip_depth
 from provenance.layout import arranged, layered
 from provenance.layout import depths as layout_depths
-from provenance.models import FuseDecision, Node, Project, Trace
+from provenance.models import Node, Project, Trace
 from provenance.timestamps import utc_iso
 from provenance.validation import MAX_DEPTH
+from provenance.vocabulary import ANOMALOUS, FUSED, FuseDecision
 
 
 def trace_url(project: Project, trace_id: str, product_id: str | None = None) -> str:
@@ -58,7 +59,7 @@ def trace_row(project: Project, trace: Trace) -> dict:
         "final_id": final.product_id if final else None,
         "final_confidence": final.confidence if final else None,
         "final_color": colors.confidence_color(final.confidence if final else None),
-        "final_fused": bool(final and final.fuse_state == FuseDecision.BLOCK),
+        "final_fused": bool(final and FUSED.holds(final)),
         "verdict": final.verdict if final else None,
         "ended_at": utc_iso(trace.ended_at),
     }
@@ -162,15 +163,14 @@ def _folded(rows, external, edges, shown, threshold, view: GraphView, count: int
     local = _shown_edges(edges, shown)
     depth = layout_depths(len(shown), local)
     pinned = []
+    anomalous = ANOMALOUS.function("fuse_state", "is_error", "confidence", threshold=threshold)
     for node in shown:
         if node >= count:
             pinned.append(True)
             continue
         row = rows[node]
-        confidence = row[4]
         pinned.append(
-            row[5] == FuseDecision.BLOCK or row[6] or (confidence is not None and confidence < threshold)
-            or row[3] == "final_answer" or row[0] in view.reveal or row[0] == view.focus
+            anomalous(row[5], row[6], row[4]) or row[3] == "final_answer" or row[0] in view.reveal or row[0] == view.focus
         )
     agents = [rows[node][1] if node < count else "" for node in shown]
     rounds = [rows[node][7] if node < count else None for node in shown]
@@ -251,6 +251,7 @@ def _columns(rows, external, drawing, homes, project) -> dict:
     """The drawing as the page reads it: columns of values, edges re-indexed
     over nodes, then external nodes, then clusters."""
     count = len(rows)
+    fused = FUSED.function("fuse_state")
     renumber = {vertex: k for k, vertex in enumerate(drawing["order"])}
     nodes = [rows[i] for i in drawing["nodes"]]
     ext = [external[i - count] for i in drawing["external"]]
@@ -267,7 +268,7 @@ def _columns(rows, external, drawing, homes, project) -> dict:
             "step": [row[2] for row in nodes],
             "source": [row[3] for row in nodes],
             "confidence": [row[4] for row in nodes],
-            "fused": [int(row[5] == FuseDecision.BLOCK) for row in nodes],
+            "fused": [int(fused(row[5])) for row in nodes],
             "error": [int(row[6]) for row in nodes],
             "x": [xy[0] for xy in drawing["node_xy"]],
             "y": [xy[1] for xy in drawing["node_xy"]],
@@ -311,16 +312,17 @@ def trace_summary(trace: Trace, rows: list[tuple], pairs: list[tuple[str, str]])
         finals = [row for row in rows if row[0] not in consumed]
     final = finals[-1] if finals else None
     confidence = final[4] if final else None
+    fused = FUSED.function("fuse_state")
     return {
         "node_count": trace.node_count,
         "min_confidence": trace.min_confidence,
         "min_color": colors.confidence_color(trace.min_confidence),
         "error_count": trace.error_count,
-        "fused_count": sum(1 for row in rows if row[5] == FuseDecision.BLOCK),
+        "fused_count": sum(1 for row in rows if fused(row[5])),
         "final_id": final[0] if final else None,
         "final_confidence": confidence,
         "final_color": colors.confidence_color(confidence),
-        "final_fused": bool(final and final[5] == FuseDecision.BLOCK),
+        "final_fused": bool(final and fused(final[5])),
         "ended_at": utc_iso(trace.ended_at),
     }
 
@@ -375,7 +377,7 @@ def neighbour(project: Project, own_trace_id: str, product_id: str, row: dict | 
         "step": row["step"],
         "confidence": row["confidence"],
         "color": colors.confidence_color(row["confidence"]),
-        "fused": row["fuse_state"] == FuseDecision.BLOCK,
+        "fused": FUSED.holds(row),
         "error": row["is_error"],
         "trace_id": row["trace__trace_id"],
         "other_trace": row["trace__trace_id"] != own_trace_id,

@@ -5,7 +5,8 @@ from django.db import connection
 from django.db.models import Case, Exists, F, OuterRef, Q, QuerySet, Subquery, When
 from django.db.models.functions import Coalesce
 
-from provenance.models import Edge, Fuse, FuseDecision, Node, Project, Review, Trace, Verdict
+from provenance.models import Edge, Fuse, Node, Project, Review, Trace, Verdict
+from provenance.vocabulary import BLOCKING_DECISION
 
 
 def _final_answer_pk() -> Coalesce:
@@ -130,7 +131,7 @@ def trace_ids_by_pk(project: Project, trace_pks: set[int]) -> dict[int, str]:
 def block_reasons(project: Project, product_ids: list[str]) -> dict[str, Fuse]:
     """The newest `block` decision on each of these nodes, for saying why it was fused."""
     found: dict[str, Fuse] = {}
-    blocks = Fuse.objects.filter(project=project, product_id__in=product_ids, decision=FuseDecision.BLOCK)
+    blocks = Fuse.objects.filter(BLOCKING_DECISION.q(), project=project, product_id__in=product_ids)
     for fuse in blocks.order_by("timestamp", "pk"):
         found[fuse.product_id] = fuse
     return found

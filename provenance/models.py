@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from denoise_dashboard.limits.api import remember_issued_key
 from provenance.retention.digest import Sha256Field
+from provenance.vocabulary import FUSED, FuseDecision
 
 API_KEY_PREFIX = "dd_"
 
@@ -102,15 +103,6 @@ class Trace(models.Model):
         return reverse("provenance:trace-detail", args=[self.project.slug, self.trace_id])
 
 
-class FuseDecision(models.IntegerChoices):
-    """Ordered by severity: a node's fuse state is the most severe decision on it."""
-
-    NONE = 0, "none"
-    ACCEPT = 1, "accept"
-    DOWNWEIGHT = 2, "downweight"
-    BLOCK = 3, "block"
-
-
 # On the ingest tables the project (and, for edges, trace) references are kept
 # without database constraints: PostgreSQL checks each deferred constraint row
 # by row at commit, thousands of lookups per batch for facts the ingest already
@@ -163,7 +155,7 @@ class Node(models.Model):
 
     @property
     def fused(self) -> bool:
-        return self.fuse_state == FuseDecision.BLOCK
+        return FUSED.holds(self)
 
     @property
     def status(self) -> str:

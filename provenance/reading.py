@@ -7,10 +7,9 @@ from datetime import datetime
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from provenance.models import Edge, Escalation, Fuse, FuseDecision, Node, Project, Review, Trace, content_tier
+from provenance.models import Edge, Escalation, Fuse, Node, Project, Review, Trace, content_tier
 from provenance.timestamps import utc_iso
-
-FUSE_NAMES = {int(choice): choice.label for choice in FuseDecision}
+from provenance.vocabulary import FUSED, decision_name
 
 
 @dataclass
@@ -37,7 +36,7 @@ def traces(project: Project, filters: TraceFilters) -> QuerySet:
         qs = qs.filter(ended_at__gte=filters.since)
     if filters.until:
         qs = qs.filter(started_at__lt=filters.until)
-    fused = Exists(nodes.filter(fuse_state=FuseDecision.BLOCK))
+    fused = Exists(nodes.filter(FUSED.q()))
     if filters.has_fused is not None:
         qs = qs.filter(fused) if filters.has_fused else qs.exclude(fused)
     low = Q(min_confidence__lt=project.high_uncertainty_threshold)
@@ -53,14 +52,20 @@ def traces(project: Project, filters: TraceFilters) -> QuerySet:
     return qs.order_by("-ended_at", "-pk")
 
 
-def with_fused_counts(page: list[Trace]) -> list[Trace]:
-    """Adds `fused_count` to a page of traces with one grouped query."""
-    counts = dict(
-        Node.objects.filter(trace__in=page, fuse_state=FuseDecision.BLOCK)
+def fused_counts(traces: list[Trace]) -> dict[int, int]:
+    """Each trace's fused nodes, by trace pk (absent: none), in one grouped
+    query: the list's rows and the trace page count them so."""
+    return dict(
+        Node.objects.filter(FUSED.q(), trace__in=traces)
         .values("trace")
         .annotate(n=Count("pk"))
         .values_list("trace", "n")
     )
+
+
+def with_fused_counts(page: list[Trace]) -> list[Trace]:
+    """Adds `fused_count` to a page of traces."""
+    counts = fused_counts(page)
     for trace in page:
         trace.fused_count = counts.get(trace.pk, 0)
     return page
@@ -93,8 +98,8 @@ def node_summary(row: dict, parent_ids: list[str], trace_id: str) -> dict:
         "source_type": row["source_type"],
         "confidence": row["confidence"],
         "confidence_raw": row["confidence_raw"],
-        "fused": row["fuse_state"] == FuseDecision.BLOCK,
-        "fuse_decision": FUSE_NAMES[row["fuse_state"]] if row["fuse_state"] else None,
+        "fused": FUSED.holds(row),
+        "fuse_decision": decision_name(row["fuse_state"]),
         "status": "error" if row["is_error"] else "ok",
         "round": row["round"],
         "parent_ids": parent_ids,

@@ -24,7 +24,7 @@ MAX_INT = 2**31 - 1  # integer columns are 32-bit
 EVENT_TYPES = ("node", "fuse", "review", "escalation")
 SOURCE_TYPE_MAX = 64
 REASON_CODE_MAX = 64
-FUSE_DECISIONS = {"accept": FuseDecision.ACCEPT, "downweight": FuseDecision.DOWNWEIGHT, "block": FuseDecision.BLOCK}
+FUSE_DECISIONS = {decision.label: decision for decision in FuseDecision if decision != FuseDecision.NONE}
 VERDICTS = {v.value for v in Verdict}
 
 

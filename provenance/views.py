@@ -13,7 +13,7 @@ from django.views.decorators.cache import never_cache
 from provenance import explorer, explorer_reads, reading
 from provenance.forms import TraceFilterForm
 from provenance.membership import project_for_user_or_404, projects_for, visible_trace
-from provenance.models import FuseDecision, Node
+from provenance.models import Node
 
 PAGE_SIZE = 50
 
@@ -93,7 +93,7 @@ def trace_detail(request, slug, trace_id):
         "trace": trace,
         "final": final,
         "verdict": reading.latest_verdict(trace),
-        "fused_count": Node.objects.filter(trace=trace, fuse_state=FuseDecision.BLOCK).count(),
+        "fused_count": reading.fused_counts([trace]).get(trace.pk, 0),
         "selected": request.GET.get("node") or (final.product_id if final else ""),
     }
     return render(request, "provenance/trace_detail.html", context)

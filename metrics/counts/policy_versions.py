@@ -23,12 +23,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db import connection
-from django.db.models import Count, Q
+from django.db.models import Count
 
 from metrics.models import PolicyHour, PolicyItemHour
 from metrics.questions import Filters, Question
 from metrics.rollups.schema import (
-    BLOCK,
     ESCALATION,
     EVERY_DIMENSION,
     FUSE,
@@ -44,7 +43,8 @@ from metrics.rollups.sql import fetch, filters_sql, intervals_sql
 from metrics.rollups.watermark import read_marks
 from metrics.windows.rollup_part import Coverage, cut
 from provenance.bulk import is_postgres
-from provenance.models import Escalation, Fuse, FuseDecision, Node, Review, Verdict
+from provenance.models import Escalation, Fuse, Node, Review, Verdict
+from provenance.vocabulary import BLOCKING_DECISION
 
 POLICY_HOUR, ITEM = PolicyHour._meta.db_table, PolicyItemHour._meta.db_table
 TRACE_ITEM, PRODUCT_ITEM = PolicyItemHour.TRACE, PolicyItemHour.PRODUCT
@@ -169,7 +169,7 @@ def add_recent(project, filters: Filters, rolled: list[tuple], recent: list[tupl
     node_join = (f"JOIN {NODE} n ON n.project_id = f.project_id AND n.product_id = f.product_id AND {conditions}"
                  if filters.dimensions else "")
     decisions = fetch(
-        f"SELECT f.policy_version, f.trace_id, f.product_id, f.decision = {BLOCK} FROM {FUSE} f {node_join} "
+        f"SELECT f.policy_version, f.trace_id, f.product_id, {BLOCKING_DECISION.sql('f')} FROM {FUSE} f {node_join} "
         f"WHERE f.project_id = %s AND {times}",
         [*params, project.pk, *time_params],
     )
@@ -231,7 +231,7 @@ def scanned(project, start, end, filters: Filters) -> list[dict]:
                              .values("product_id"))
     grouped = (fuses.order_by().values("policy_version")
                .annotate(decisions=Count("pk"), nodes=Count("product_id", distinct=True),
-                         fused=Count("product_id", distinct=True, filter=Q(decision=FuseDecision.BLOCK)),
+                         fused=Count("product_id", distinct=True, filter=BLOCKING_DECISION.q()),
                          traces=Count("trace_id", distinct=True)))
     rows = []
     for group in sorted(grouped, key=lambda g: (g["policy_version"] is None, g["policy_version"] or 0)):

@@ -8,7 +8,7 @@ from metrics.counts import fuse_reasons, policy_versions
 from metrics.dashboards.series import display_order, label, totals_row
 from metrics.params import ChartParams
 from metrics.questions import Question
-from provenance.models import FuseDecision
+from provenance.vocabulary import DOWNWEIGHTED, FUSED
 
 TOP = 10
 
@@ -44,7 +44,7 @@ def rows(found: dict, question: Question) -> list[dict]:
 def top_reasons(found: dict) -> dict:
     """The most frequent reasons for each of block and downweight."""
     result = {}
-    for decision in (FuseDecision.BLOCK, FuseDecision.DOWNWEIGHT):
+    for decision in (FUSED.value, DOWNWEIGHTED.value):
         counted = [(reason, n) for (_, d, reason), n in found.items() if d == decision]
         counted.sort(key=lambda item: (-item[1], item[0]))
         result[decision.label] = [{"reason": reason or "(no reason given)", "count": n} for reason, n in counted[:TOP]]

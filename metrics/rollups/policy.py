@@ -11,7 +11,6 @@ same version.
 
 from metrics.models import PolicyHour, PolicyItemHour
 from metrics.rollups.schema import (
-    BLOCK,
     DIMENSIONS,
     ESCALATION,
     EVERY_DIMENSION,
@@ -25,6 +24,7 @@ from metrics.rollups.schema import (
     mask_columns,
     trace_outcome_sql,
 )
+from provenance.vocabulary import BLOCKING_DECISION
 
 POLICY_HOUR, ITEM = PolicyHour._meta.db_table, PolicyItemHour._meta.db_table
 TRACE_ITEM, PRODUCT_ITEM = PolicyItemHour.TRACE, PolicyItemHour.PRODUCT
@@ -52,7 +52,7 @@ def refresh_policy_hours(cursor, bounds: dict) -> None:
         f"""
         CREATE TEMP TABLE metrics_policy_fuses ON COMMIT DROP AS
         SELECT f.project_id, d.hour, f.policy_version, f.trace_id AS trace_key, f.product_id,
-            f.decision = {BLOCK} AS blocked, n.id IS NOT NULL AS known, COALESCE(n.agent_id, '') AS agent_id,
+            {BLOCKING_DECISION.sql('f')} AS blocked, n.id IS NOT NULL AS known, COALESCE(n.agent_id, '') AS agent_id,
             COALESCE(n.step, '') AS step, COALESCE(n.source_type, '') AS source_type, n.round
         FROM metrics_policy_hours d
         JOIN {FUSE} f ON f.project_id = d.project_id AND f.timestamp >= d.hour AND f.timestamp < d.hour + interval '1 hour'

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
-from metrics.catalog import SUMS
+from metrics.catalog import COUNTED, SUMS
 from metrics.models import (
     DayHistogram,
     HourEscalation,
@@ -58,8 +58,8 @@ from metrics.rollups.schema import (
     histogram_values_sql,
     mask_columns,
 )
-from metrics.rules import COUNTED, FUSED, HIGH_UNCERTAINTY
 from provenance.bulk import is_postgres
+from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
 
 TARGET, ROLLUP, SPAN = ReviewTarget._meta.db_table, HourRollup._meta.db_table, TraceSpan._meta.db_table
 HISTOGRAM, REASON = DayHistogram._meta.db_table, HourFuseReason._meta.db_table
@@ -303,7 +303,7 @@ def recompute_trace_spans(cursor, bounds: dict) -> None:
         f"""
         CREATE TEMP TABLE metrics_presence ON COMMIT DROP AS
         SELECT DISTINCT n.project_id, n.trace_id, date_trunc('hour', n.timestamp, 'UTC') AS hour, n.agent_id, n.step,
-            n.source_type, n.round, {HIGH_UNCERTAINTY.flag_sql('n', 'p.high_uncertainty_threshold')} AS low
+            n.source_type, n.round, {HIGH_UNCERTAINTY.flag_sql('n', threshold='p.high_uncertainty_threshold')} AS low
         FROM metrics_touched_traces t
         JOIN {NODE} n ON n.trace_id = t.trace_id
         JOIN {PROJECT} p ON p.id = n.project_id

@@ -1,24 +1,22 @@
-"""The vocabulary the rollup tables and their readers share, defined once:
-the filter dimensions and the masks that say which of them a rollup row is
-grouped by, the fuse decision codes, which entries of Node.metrics are metric
-values, the histogram grid, the clamp on metric values, the provenance table names, and the SQL fragments both the refresh
-job and the read paths run (which node a review judges, the values a node
+"""What the rollup tables and their readers share, defined once: the filter
+dimensions and the masks that say which of them a rollup row is grouped by,
+which entries of Node.metrics are metric values, the histogram grid, the clamp
+on metric values, the provenance table names, and the SQL fragments both the
+refresh job and the read paths run (which node a review judges, the values a node
 contributes to the histograms, fuse decisions paired with their node).
 
 What a node counts as (fused, failed, high-uncertainty, …) is not here but in
-metrics.rules: those are the metrics' rules, not the storage's.
+provenance.vocabulary, with the fuse decision codes: the product's rules, not
+the storage's.
 """
 
 import math
 
-from provenance.models import Edge, Escalation, Fuse, FuseDecision, Node, Project, Review, Trace, Verdict
+from provenance.models import Edge, Escalation, Fuse, Node, Project, Review, Trace, Verdict
 
 NODE, FUSE, EDGE = Node._meta.db_table, Fuse._meta.db_table, Edge._meta.db_table
 PROJECT, REVIEW, TRACE = Project._meta.db_table, Review._meta.db_table, Trace._meta.db_table
 ESCALATION = Escalation._meta.db_table
-
-# The codes Node.fuse_state and Fuse.decision store.
-ACCEPT, DOWNWEIGHT, BLOCK = int(FuseDecision.ACCEPT), int(FuseDecision.DOWNWEIGHT), int(FuseDecision.BLOCK)
 
 # ---- dimensions and masks
 # Bit i of a rollup row's mask is set when the row is grouped by DIMENSIONS[i];

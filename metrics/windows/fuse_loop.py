@@ -3,26 +3,27 @@ over the matching nodes
 
 - retry_success_rate: nodes with `retry_of` that are not fused / nodes with
   `retry_of` (None when there is no retry: no data is no success rate); both
-  counts are node totals (metrics.rules.RETRIED, RETRIED_OK), so rollups and
+  counts are node totals (provenance.vocabulary.RETRIED, RETRIED_OK), so rollups and
   recent rows answer them;
 - escalation_rate: escalations in the window (of a node matching the
   filters, when there are filters; metrics.counts.escalations) / distinct
   traces of those nodes (the node totals' traces; 0.0 without traces);
 - round_limit_breaches: distinct traces with a node whose `round` exceeds
   `round_limit`, the caller's value (the fuse policy's max_rounds; `metrics`
-  never imports the policy), one query over the window's nodes.
+  never imports the policy; without one, the default policy's), one query
+  over the window's nodes.
 """
 
-from django.db.models import Count, Q
+from django.db.models import Count
 
 from metrics.catalog import Totals
 from metrics.counts import escalations
 from metrics.questions import Question
 from metrics.windows.totals import answer
 from provenance.models import Node
+from provenance.vocabulary import DEFAULT_ROUND_LIMIT, OVER_ROUND_LIMIT
 
 FUSE_LOOP_METRICS = ("retry_success_rate", "escalation_rate", "round_limit_breaches")
-DEFAULT_ROUND_LIMIT = 5  # the contract's version-0 policy
 # The node totals a metric here reads, as the metrics.catalog metrics whose work they need
 # (an empty tuple: the additive sums only).
 TOTALS_NEEDED = {"retry_success_rate": (), "escalation_rate": ("trace_count",)}
@@ -51,5 +52,5 @@ def window(project, start, end, filters, metrics, round_limit: int | None = None
         limit = DEFAULT_ROUND_LIMIT if round_limit is None else round_limit
         nodes = Node.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end, **filters.dimensions)
         values["round_limit_breaches"] = nodes.order_by().aggregate(
-            breaches=Count("trace_id", distinct=True, filter=Q(round__gt=limit)))["breaches"]
+            breaches=Count("trace_id", distinct=True, filter=OVER_ROUND_LIMIT.q(max_rounds=limit)))["breaches"]
     return values

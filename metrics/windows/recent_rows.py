@@ -2,7 +2,7 @@
 recent ones (hours touched since the last refresh, the current hour) and the
 partial hours at a window's start.
 
-Each row carries the rules of metrics.rules as flags computed by the query,
+Each row carries the rules of provenance.vocabulary as flags computed by the query,
 so this module only adds them up. For questions not split by a dimension,
 the rows matching a filter set are indexed once (prefix sums, per-agent run
 lengths), so each window over them costs a few bisections and C-speed slices
@@ -17,10 +17,11 @@ from itertools import accumulate
 
 from django.db import connection
 
+from metrics.catalog import COUNTED
 from metrics.rollups.schema import DIMENSIONS, NODE
 from metrics.rollups.sql import intervals_sql
-from metrics.rules import COUNTED, HIGH_UNCERTAINTY
 from metrics.windows.fused_runs import ONE_CLEAR, ONE_FUSED, Run
+from provenance.vocabulary import HIGH_UNCERTAINTY
 
 # The timestamp travels as epoch seconds: a float loads far faster than a
 # timestamptz, and µs-precise instants stay exact in a double.

@@ -1,5 +1,5 @@
 """A window's totals straight from the node table, by the rules of
-metrics.rules: the reference the rollups must equal, and the path for the
+provenance.vocabulary: the reference the rollups must equal, and the path for the
 windows the rollups do not help (minute series, projects not rolled up yet,
 the embedded SQLite default)."""
 
@@ -9,10 +9,10 @@ from django.db import connection
 from django.db.models import Count, F, QuerySet, Sum, Value, Window
 from django.db.models.functions import RowNumber, Trunc
 
-from metrics.catalog import Totals
+from metrics.catalog import COUNTED, Totals
 from metrics.questions import Filters, Question, bucket_floor
-from metrics.rules import COUNTED, FUSED, HIGH_UNCERTAINTY
 from provenance.models import Node
+from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
 
 
 def matching_nodes(project, start: datetime, end: datetime, filters: Filters) -> QuerySet:
@@ -25,7 +25,7 @@ def aggregates(threshold: float) -> dict:
         "traces": Count("trace", distinct=True),
         "confidence_count": Count("confidence"),
         "confidence_sum": Sum("confidence"),
-        "low_traces": Count("trace", distinct=True, filter=HIGH_UNCERTAINTY.condition(threshold)),
+        "low_traces": Count("trace", distinct=True, filter=HIGH_UNCERTAINTY.condition(threshold=threshold)),
         **{name: Count("pk", filter=rule.condition()) for name, rule in COUNTED.items()},
     }
 

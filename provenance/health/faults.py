@@ -22,8 +22,9 @@ What counts, where the contract leaves room:
   (blocked) node while being neither fused nor downweighted itself; the detail
   names the fused parents.
 - round_limit_exceeded: one finding per trace with a node whose round exceeds
-  the round limit (the fuse policy's default max_rounds, see provenance/limits.py),
-  naming its highest-round node.
+  the round limit (the fuse policy's default max_rounds, see provenance/limits.py;
+  without a policy the default policy's, as metrics counts breaches), naming
+  its highest-round node.
 """
 
 from collections import Counter
@@ -33,7 +34,8 @@ from django.db import connection
 
 from provenance.bulk import insert_many, is_postgres
 from provenance.dag import strongly_connected
-from provenance.models import Edge, FindingKind, FuseDecision, HealthFinding, Node, Trace
+from provenance.models import Edge, FindingKind, HealthFinding, Node, Trace
+from provenance.vocabulary import DEFAULT_ROUND_LIMIT, FUSED, GUARDED, OVER_ROUND_LIMIT
 
 NODE = Node._meta.db_table
 EDGE = Edge._meta.db_table
@@ -52,7 +54,7 @@ INSERT_FINDING = f"INSERT INTO {FINDING} (report_id, project_id, kind, trace_id,
 
 
 def find_all(report_pk: int, project_pk: int, now: datetime, grace_seconds: int,
-             max_rounds: int | None = None) -> None:
+             max_rounds: int = DEFAULT_ROUND_LIMIT) -> None:
     with connection.cursor() as cursor:
         if is_postgres():
             # The joins below hash a million-row table; the default 4 MB spills to disk.
@@ -61,8 +63,7 @@ def find_all(report_pk: int, project_pk: int, now: datetime, grace_seconds: int,
         find_orphans(cursor, report_pk, project_pk)
         find_fused_indirect_use(cursor, report_pk, project_pk)
         find_cycles(cursor, report_pk, project_pk)
-        if max_rounds is not None:
-            find_round_limit_exceeded(cursor, report_pk, project_pk, max_rounds)
+        find_round_limit_exceeded(cursor, report_pk, project_pk, max_rounds)
 
 
 def find_broken_links(cursor, report_pk: int, project_pk: int, now: datetime, cutoff: datetime) -> None:
@@ -106,10 +107,9 @@ def find_fused_indirect_use(cursor, report_pk: int, project_pk: int) -> None:
         f"JOIN {NODE} p ON p.project_id = e.project_id AND p.product_id = e.parent_product_id "
         f"JOIN {NODE} c ON c.project_id = e.project_id AND c.product_id = e.child_product_id "
         f"JOIN {TRACE} t ON t.id = c.trace_id "
-        f"WHERE e.project_id = %s AND p.fuse_state = %s AND c.fuse_state < %s "
+        f"WHERE e.project_id = %s AND {FUSED.sql('p')} AND NOT {GUARDED.sql('c')} "
         f"GROUP BY t.trace_id, c.product_id",
-        [report_pk, project_pk, FindingKind.FUSED_INDIRECT_USE, project_pk,
-         FuseDecision.BLOCK, FuseDecision.DOWNWEIGHT],
+        [report_pk, project_pk, FindingKind.FUSED_INDIRECT_USE, project_pk],
     )
 
 
@@ -119,9 +119,9 @@ def find_round_limit_exceeded(cursor, report_pk: int, project_pk: int, max_round
         INSERT_FINDING + f"SELECT %s, %s, %s, t.trace_id, n.product_id, "
         f"'round ' || n.round || ' exceeds max_rounds {limit}' "
         f"FROM {NODE} n JOIN {TRACE} t ON t.id = n.trace_id "
-        f"WHERE n.project_id = %s AND n.round > %s "
-        f"AND NOT EXISTS (SELECT 1 FROM {NODE} m WHERE m.trace_id = n.trace_id AND m.round > %s "
-        f"                AND (m.round > n.round OR (m.round = n.round AND m.id < n.id)))",
+        f"WHERE n.project_id = %s AND {OVER_ROUND_LIMIT.sql('n', max_rounds='%s')} "
+        f"AND NOT EXISTS (SELECT 1 FROM {NODE} m WHERE m.trace_id = n.trace_id "
+        f"                AND {OVER_ROUND_LIMIT.sql('m', max_rounds='%s')} AND (m.round > n.round OR (m.round = n.round AND m.id < n.id)))",
         [report_pk, project_pk, FindingKind.ROUND_LIMIT_EXCEEDED, project_pk, limit, limit],
     )
 

@@ -14,7 +14,8 @@ SHA-256 of each full text).
 from django.db.models import Exists, OuterRef, Q
 
 from provenance.explorer_reads import final_answer_nodes
-from provenance.models import Edge, Escalation, FuseDecision, Node, Project, Review, Trace
+from provenance.models import Edge, Escalation, Node, Project, Review, Trace
+from provenance.vocabulary import ERRORED, FUSED
 
 SUMMARY_CHARS = 280
 
@@ -35,8 +36,8 @@ def matters_by_itself(keep_full_below: float, final_answer_pks: list[int]) -> Q:
     escalated = Escalation.objects.filter(project=OuterRef("project"), product_id=OuterRef("product_id"))
     return (
         Q(confidence__lt=keep_full_below)
-        | Q(fuse_state=FuseDecision.BLOCK)
-        | Q(is_error=True)
+        | FUSED.q()
+        | ERRORED.q()
         | Exists(escalated)
         | Exists(reviewed)
         | Q(pk__in=final_answer_pks)

@@ -1,4 +1,4 @@
-"""The direction of dependence between the apps (DESIGN.md), checked on every
+"""The direction of dependence between the apps (the README's Layout), checked on every
 import statement, including imports inside functions."""
 
 import ast
@@ -59,3 +59,37 @@ def test_the_checker_sees_imports_inside_functions(tmp_path, monkeypatch):
     (tmp_path / "provenance" / "late.py").write_text("def f():\n    from metrics import windows\n")
     monkeypatch.setattr(__import__(__name__, fromlist=["ROOT"]), "ROOT", tmp_path)
     assert [name for _, _, name in imported_packages(tmp_path / "provenance")] == ["metrics"]
+
+
+# The fused rule (`fuse_state == BLOCK`) is defined once, in
+# provenance/vocabulary.py; a module naming FuseDecision.BLOCK is spelling it
+# out again. A few may name the code for other reasons (the choices, a
+# mapping of the contract's names).
+MAX_MODULES_NAMING_BLOCK = 4
+NOT_SERVER_CODE = {"tests", "bench", "sdk", "migrations", "node_modules", "static", "templates"}
+
+
+def modules_naming(root: Path, owner: str, attribute: str) -> list[str]:
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).parts
+        if any(part.startswith(".") or part in NOT_SERVER_CODE for part in parts):
+            continue
+        tree = ast.parse(path.read_text(), filename=str(path))
+        if any(isinstance(node, ast.Attribute) and node.attr == attribute
+               and isinstance(node.value, ast.Name) and node.value.id == owner for node in ast.walk(tree)):
+            found.append(str(path.relative_to(root)))
+    return found
+
+
+def test_the_fused_rule_is_written_once():
+    naming = modules_naming(ROOT, "FuseDecision", "BLOCK")
+    assert len(naming) <= MAX_MODULES_NAMING_BLOCK, naming
+
+
+def test_the_fused_rule_check_sees_a_module_spelling_it_out(tmp_path):
+    for k in range(MAX_MODULES_NAMING_BLOCK + 1):
+        (tmp_path / f"reader_{k}.py").write_text("def fused(node):\n    return node.fuse_state == FuseDecision.BLOCK\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("FuseDecision.BLOCK\n")
+    assert len(modules_naming(tmp_path, "FuseDecision", "BLOCK")) == MAX_MODULES_NAMING_BLOCK + 1
