@@ -7,6 +7,7 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.utils.encoders import JSONEncoder
 
 from evals.validation import Invalid
+from provenance.json_limits import PAST_64_BITS, number_past_64_bits
 
 MEDIA_TYPE = "application/x-ndjson"
 MAX_LINES = 10_000
@@ -34,9 +35,12 @@ def parse(body: bytes, field: str = "items", max_lines: int = MAX_LINES) -> list
         if len(values) >= max_lines:
             raise Invalid(field, f"at most {max_lines:,} lines per import")
         try:
-            values.append(json.loads(line))
+            value = json.loads(line)
         except ValueError as error:
             raise Invalid(f"{field}[{len(values)}]", f"line {number} is not JSON: {error.msg}") from None
+        if where := number_past_64_bits(value, f"{field}[{len(values)}]"):
+            raise Invalid(where, f"line {number} holds {PAST_64_BITS}")
+        values.append(value)
     return values
 
 

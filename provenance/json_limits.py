@@ -2,7 +2,10 @@
 
 Deep input is what breaks recursive code (Python's recursion limit, orjson's
 255 levels when encoding), and PostgreSQL's text and jsonb refuse NUL. Every walk
-here is iterative for that reason."""
+here is iterative for that reason. Integers past 64 bits are refused where JSON
+comes in to be stored: once stored, no encoder of ours could write them again."""
+
+import math
 
 MAX_BODY_DEPTH = 100  # an API body other than ingest's, the body itself being level 1
 TOO_DEEP = "… (nested deeper than {limit} levels)"
@@ -69,3 +72,35 @@ def clip_depth(value, limit: int):
             else:
                 copy.append(child_copy)
     return root
+
+
+# What a 64-bit JSON encoder writes (orjson: signed and unsigned 64-bit integers).
+INT_RANGE = (-(2**63), 2**64 - 1)
+PAST_64_BITS = f"a whole number outside the 64-bit range ({INT_RANGE[0]} to {INT_RANGE[1]})"
+
+
+def past_64_bits(value) -> bool:
+    """Whether `value` is stored as an integer no 64-bit encoder writes back.
+
+    A float counts when it is whole: jsonb keeps numbers exact and writes 1e20
+    back as 100000000000000000000, which reads as a Python int."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return False
+    return not INT_RANGE[0] <= value <= INT_RANGE[1]
+
+
+def number_past_64_bits(value, path: str = "") -> str | None:
+    """The dotted path (`metadata.list[1].n`) of the first such number in
+    `value`, under `path`; None when there is none."""
+    stack = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((child, f"{where}.{key}" if where else str(key)) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, f"{where}[{index}]") for index, child in enumerate(item))
+        elif past_64_bits(item):
+            return where or "body"
+    return None

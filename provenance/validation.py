@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from provenance.json_limits import deeper_than
+from provenance.json_limits import PAST_64_BITS, deeper_than, number_past_64_bits
 from provenance.models import FuseDecision, Verdict
 
 MAX_ID_LENGTH = 255
@@ -166,6 +166,8 @@ def optional_object(body: dict, name: str) -> dict:
         raise EventError(f"{name}: must be an object")
     if deeper_than(value, MAX_DEPTH):
         raise EventError(f"{name}: nested deeper than {MAX_DEPTH} levels")
+    if field := number_past_64_bits(value, name):
+        raise EventError(f"{field}: {PAST_64_BITS}")
     return value
 
 

@@ -9,11 +9,11 @@ ones with a 400, each saying why."""
 import orjson
 from django.conf import settings
 from rest_framework import status
-from rest_framework.exceptions import APIException, ParseError, UnsupportedMediaType
+from rest_framework.exceptions import APIException, ParseError, UnsupportedMediaType, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import BaseParser
 
-from provenance.json_limits import MAX_BODY_DEPTH, body_problem
+from provenance.json_limits import MAX_BODY_DEPTH, PAST_64_BITS, body_problem, number_past_64_bits
 
 
 class BodyTooLarge(APIException):
@@ -41,6 +41,8 @@ class JSONParser(BaseParser):
         problem = body_problem(data)
         if problem:
             raise ParseError(problem)
+        if field := number_past_64_bits(data):
+            raise ValidationError({field: f"{PAST_64_BITS}; nothing was stored"})
         return data
 
 
