@@ -130,22 +130,22 @@ def sort_batch(
 ) -> SortedBatch:
     """Sorts the new events by kind and gives each its status.
 
-    A node's own unique key is its idempotency record: a node whose product id
+    An event whose id is not `fresh` (None: every id is new) was sent before,
+    as whatever type: a resend (200), nothing stored. A node whose product id
     is `stored` already is a resend (200) when the stored node came from the
-    same event id, else a reused product id (409). Other events are resends
-    when their id is not `fresh` (None: every id is new). A product id may be
-    claimed only once: within the batch, the first wins and the others are 409s."""
+    same event id (nodes stored before their ids were recorded), else a reused
+    product id (409). A product id may be claimed only once: within the batch,
+    the first wins and the others are 409s."""
     batch = SortedBatch()
     by_kind = {FuseEvent: batch.fuses, ReviewEvent: batch.reviews, EscalationEvent: batch.escalations}
     stored = stored or {}
     seen_products = set()
     for position, event in parsed:
-        if type(event) is not NodeEvent:
-            if fresh is not None and event.event_id not in fresh:
-                outcome[position] = (200, None)
-            else:
-                outcome[position] = (201, None)
-                by_kind[type(event)].append(event)
+        if fresh is not None and event.event_id not in fresh:
+            outcome[position] = (200, None)
+        elif type(event) is not NodeEvent:
+            outcome[position] = (201, None)
+            by_kind[type(event)].append(event)
         elif event.product_id in seen_products:
             outcome[position] = (409, taken_product(event))
         elif event.product_id in stored:
@@ -158,24 +158,14 @@ def sort_batch(
     return batch
 
 
-def split_ids(parsed: list) -> tuple[list[str], list[str]]:
-    """(product ids of the node events, event ids of the others)."""
-    products, others = [], []
-    for _, event in parsed:
-        if type(event) is NodeEvent:
-            products.append(event.product_id)
-        else:
-            others.append(event.event_id)
-    return products, others
-
-
 def copy_batch(project: Project, parsed: list, outcome: dict, now) -> None:
     """The optimistic path (PostgreSQL): assumes every id is new and COPYs
     straight into the tables. The common case, new events, costs no lookups at
-    all; a unique index (a node's product id, another event's id) turns any
+    all; a unique index (any event's id, a node's product id) turns any
     taken id into an IntegrityError, which sends the batch down `insert_batch`."""
     batch = sort_batch(parsed, outcome)
-    record_event_ids(project, [e.event_id for e in batch.fuses + batch.reviews + batch.escalations], now)
+    record_event_ids(project, [n.event_id for _, n in batch.nodes]
+                     + [e.event_id for e in batch.fuses + batch.reviews + batch.escalations], now)
     trace_pks = upsert_traces(project, [n for _, n in batch.nodes], batch.other_trace_ids(), now)
     copy_nodes(project, batch.nodes, trace_pks, now)
     write_after_nodes(project, batch, batch.nodes, trace_pks, now)
@@ -185,8 +175,8 @@ def insert_batch(project: Project, parsed: list, outcome: dict, now) -> None:
     """The conflict-safe path, on any database: claims event ids with `INSERT …
     ON CONFLICT DO NOTHING`, looks up which product ids are stored already, and
     sorts out, event by event, what was stored before."""
-    products, other_ids = split_ids(parsed)
-    fresh = claim_event_ids(project, other_ids, now)
+    fresh = claim_event_ids(project, [event.event_id for _, event in parsed], now)
+    products = [event.product_id for _, event in parsed if type(event) is NodeEvent and event.event_id in fresh]
     batch = sort_batch(parsed, outcome, fresh, stored_node_events(project, products))
     trace_pks = upsert_traces(project, [n for _, n in batch.nodes], batch.other_trace_ids(), now)
     inserted = insert_nodes(project, batch.nodes, trace_pks, now)
@@ -198,6 +188,8 @@ def insert_batch(project: Project, parsed: list, outcome: dict, now) -> None:
         for position, node in refused:
             outcome[position] = (200, None) if stored.get(node.product_id) == node.event_id else (409, taken_product(node))
     write_after_nodes(project, batch, [(p, n) for p, n in batch.nodes if n.product_id in inserted], trace_pks, now)
+    # A node refused for its product id stored nothing: its id stays free to be sent again.
+    release_event_ids(project, [e.event_id for position, e in parsed if outcome[position][0] == 409])
     if refused:
         # After the reviews: a trace a review in this batch points at must stay.
         recount_traces(project, {trace_pks[n.trace_id] for _, n in refused})
@@ -261,6 +253,15 @@ def claim_event_ids(project: Project, event_ids: list[str], now) -> set[str]:
             returning="event_id",
         )
     }
+
+
+def release_event_ids(project: Project, event_ids: list[str]) -> None:
+    if not event_ids:
+        return
+    clause, params = in_list(event_ids)
+    with bound_cursor() as cursor:
+        cursor.execute(f"DELETE FROM {IngestedEvent._meta.db_table} WHERE project_id = %s AND event_id {clause}",
+                       [project.pk, *params])
 
 
 def record_event_ids(project: Project, event_ids: list[str], now) -> None:

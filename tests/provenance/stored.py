@@ -10,10 +10,10 @@ STORED_MODELS = {"traces": Trace, "nodes": Node, "edges": Edge, "fuses": Fuse, "
 
 def stored_rows(project: Project | None = None) -> dict[str, int]:
     """Row counts per table, for one project or for all; `event_ids` counts the
-    accepted events' idempotency records (a node is its own)."""
+    accepted events' idempotency records."""
     scope = {} if project is None else {"project": project}
     counts = {name: model.objects.filter(**scope).count() for name, model in STORED_MODELS.items()}
-    counts["event_ids"] = counts["nodes"] + IngestedEvent.objects.filter(**scope).count()
+    counts["event_ids"] = IngestedEvent.objects.filter(**scope).count()
     return counts
 
 
