@@ -326,6 +326,10 @@ class HealthFinding(models.Model):
     kind = models.CharField(max_length=32, choices=FindingKind.choices)
     trace_id = models.CharField(max_length=255)
     product_id = models.CharField(max_length=255)
+    # The node's agent and step as the check saw them, so findings group by
+    # where they come from even after the trace is gone.
+    agent_id = models.CharField(max_length=255, blank=True, default="")
+    step = models.CharField(max_length=255, blank=True, default="")
     detail = models.TextField(blank=True, default="")
 
     class Meta:

@@ -129,6 +129,18 @@ HEALTH_REPORT = obj(
             "product_id": STRING,
             "detail": STRING,
         })),
+        "matching": {**INTEGER, "description": "Findings that match the filters, before `offset` and `limit`."},
+        "groups": array(obj({
+            "kind": enum(*FindingKind.values),
+            "label": STRING,
+            "description": STRING,
+            "total": INTEGER,
+            "groups": array(obj({
+                "agent_id": STRING, "step": STRING, "count": INTEGER,
+                "examples": array(obj({"trace_id": STRING, "product_id": STRING, "detail": STRING})),
+            })),
+        }), description="Every kind in the contract's order, its findings grouped by (agent, step), biggest "
+                        "first, with a few examples each."),
     },
     required=["checked_at", "finding_count", "counts", "findings"],
     description="Before the first check: `checked_at` null and no findings.",

@@ -14,7 +14,8 @@ What counts, where the contract leaves room:
 - orphan: a node with no parent ids at all and no consumer, in a trace of two
   or more nodes. Links into other traces count (a node consumed from another
   trace is not an orphan), and so do parent ids not arrived yet: such a node is
-  the subject of a broken_link, not an orphan.
+  the subject of a broken_link, not an orphan. `retry_of` is a link too, both
+  ways: a retry is linked to the attempt it retries, and that attempt to it.
 - cycle: every node in a strongly connected group of two or more nodes, and
   every node that lists itself as a parent. Cycles may span traces. A node
   downstream (or upstream) of a cycle but not on it is not reported.
@@ -35,7 +36,22 @@ from django.db import connection
 from provenance.bulk import insert_many, is_postgres
 from provenance.dag import strongly_connected
 from provenance.models import Edge, FindingKind, HealthFinding, Node, Trace
-from provenance.vocabulary import DEFAULT_ROUND_LIMIT, FUSED, GUARDED, OVER_ROUND_LIMIT
+from provenance.vocabulary import DEFAULT_ROUND_LIMIT, FUSED, GUARDED, OVER_ROUND_LIMIT, RETRIED
+
+# What each kind means, in a person's words: the page, the API's groups and
+# the trend's legend all say it from here.
+DESCRIPTIONS = {
+    FindingKind.BROKEN_LINK: "A parent id that names no node of this project, ten minutes or more after its "
+                             "consumer arrived.",
+    FindingKind.ORPHAN: "A node with neither parents nor consumers (a retry is linked to the attempt it "
+                        "retries), in a trace of two or more nodes.",
+    FindingKind.CYCLE: "A node on a parent cycle (one line per node on it), or a node that lists itself as a "
+                       "parent.",
+    FindingKind.FUSED_INDIRECT_USE: "A node that consumed a fused (blocked) node without being fused or "
+                                    "downweighted itself.",
+    FindingKind.ROUND_LIMIT_EXCEEDED: "A trace whose highest round exceeds the fuse policy's max_rounds (one "
+                                      "line per trace, naming its highest-round node).",
+}
 
 NODE = Node._meta.db_table
 EDGE = Edge._meta.db_table
@@ -50,7 +66,7 @@ PYTHON_LINKS = 50_000
 MAX_TRIM_ROUNDS = 32
 STREAM_BATCH = 10_000
 
-INSERT_FINDING = f"INSERT INTO {FINDING} (report_id, project_id, kind, trace_id, product_id, detail) "
+INSERT_FINDING = f"INSERT INTO {FINDING} (report_id, project_id, kind, trace_id, product_id, agent_id, step, detail) "
 
 
 def find_all(report_pk: int, project_pk: int, now: datetime, grace_seconds: int,
@@ -69,7 +85,7 @@ def find_all(report_pk: int, project_pk: int, now: datetime, grace_seconds: int,
 def find_broken_links(cursor, report_pk: int, project_pk: int, now: datetime, cutoff: datetime) -> None:
     adapt = connection.ops.adapt_datetimefield_value
     cursor.execute(
-        INSERT_FINDING + f"SELECT %s, %s, %s, t.trace_id, e.child_product_id, "
+        INSERT_FINDING + f"SELECT %s, %s, %s, t.trace_id, e.child_product_id, c.agent_id, c.step, "
         f"'parent ''' || e.parent_product_id || ''' does not exist' "
         f"FROM {EDGE} e JOIN {TRACE} t ON t.id = e.trace_id "
         f"JOIN {NODE} c ON c.project_id = e.project_id AND c.product_id = e.child_product_id "
@@ -83,9 +99,12 @@ def find_broken_links(cursor, report_pk: int, project_pk: int, now: datetime, cu
 
 def find_orphans(cursor, report_pk: int, project_pk: int) -> None:
     cursor.execute(
-        INSERT_FINDING + f"SELECT %s, %s, %s, t.trace_id, n.product_id, 'no parents and no consumers' "
+        INSERT_FINDING + f"SELECT %s, %s, %s, t.trace_id, n.product_id, n.agent_id, n.step, "
+        f"'no parents and no consumers' "
         f"FROM {NODE} n JOIN {TRACE} t ON t.id = n.trace_id "
-        f"WHERE n.project_id = %s "
+        f"WHERE n.project_id = %s AND NOT {RETRIED.sql('n')} "
+        f"AND NOT EXISTS (SELECT 1 FROM {NODE} r WHERE r.project_id = n.project_id "
+        f"                AND r.retry_of = n.product_id) "
         f"AND NOT EXISTS (SELECT 1 FROM {EDGE} e WHERE e.project_id = n.project_id "
         f"                AND e.child_product_id = n.product_id) "
         f"AND NOT EXISTS (SELECT 1 FROM {EDGE} e WHERE e.project_id = n.project_id "
@@ -102,13 +121,14 @@ def find_fused_indirect_use(cursor, report_pk: int, project_pk: int) -> None:
     else:
         names = f"group_concat({quoted}, ', ')"
     cursor.execute(
-        INSERT_FINDING + f"SELECT %s, %s, %s, t.trace_id, c.product_id, 'consumed fused ' || {names} "
+        INSERT_FINDING + f"SELECT %s, %s, %s, t.trace_id, c.product_id, c.agent_id, c.step, "
+        f"'consumed fused ' || {names} "
         f"FROM {EDGE} e "
         f"JOIN {NODE} p ON p.project_id = e.project_id AND p.product_id = e.parent_product_id "
         f"JOIN {NODE} c ON c.project_id = e.project_id AND c.product_id = e.child_product_id "
         f"JOIN {TRACE} t ON t.id = c.trace_id "
         f"WHERE e.project_id = %s AND {FUSED.sql('p')} AND NOT {GUARDED.sql('c')} "
-        f"GROUP BY t.trace_id, c.product_id",
+        f"GROUP BY t.trace_id, c.product_id, c.agent_id, c.step",
         [report_pk, project_pk, FindingKind.FUSED_INDIRECT_USE, project_pk],
     )
 
@@ -116,7 +136,7 @@ def find_fused_indirect_use(cursor, report_pk: int, project_pk: int) -> None:
 def find_round_limit_exceeded(cursor, report_pk: int, project_pk: int, max_rounds: int) -> None:
     limit = int(max_rounds)
     cursor.execute(
-        INSERT_FINDING + f"SELECT %s, %s, %s, t.trace_id, n.product_id, "
+        INSERT_FINDING + f"SELECT %s, %s, %s, t.trace_id, n.product_id, n.agent_id, n.step, "
         f"'round ' || n.round || ' exceeds max_rounds {limit}' "
         f"FROM {NODE} n JOIN {TRACE} t ON t.id = n.trace_id "
         f"WHERE n.project_id = %s AND {OVER_ROUND_LIMIT.sql('n', max_rounds='%s')} "
@@ -162,7 +182,7 @@ def find_cycles(cursor, report_pk: int, project_pk: int) -> None:
         [project_pk],
     )
     cursor.execute(
-        INSERT_FINDING + f"SELECT %s, %s, %s, t.trace_id, n.product_id, "
+        INSERT_FINDING + f"SELECT %s, %s, %s, t.trace_id, n.product_id, n.agent_id, n.step, "
         f"CASE WHEN c.size = 1 THEN 'lists itself as a parent' "
         f"ELSE 'on a parent cycle of ' || c.size || ' nodes' END "
         f"FROM health_cycle c JOIN {NODE} n ON n.id = c.node_id JOIN {TRACE} t ON t.id = n.trace_id",

@@ -1,12 +1,17 @@
-"""Reading stored health reports: the newest one, its findings by kind, the
-nightly trend. Every reader of "the latest report" (pages, API, alerts,
+"""Reading stored health reports: the newest one, its findings grouped by kind
+and by (agent, step), a page of them, the nightly trend. Every reader of "the latest report" (pages, API, alerts,
 the metrics overview) goes through `latest_report`."""
 
 from datetime import datetime, timedelta
 
+from django.db.models import Count, F, Window
+from django.db.models.functions import RowNumber
 from django.utils import timezone
 
+from provenance.health.faults import DESCRIPTIONS
 from provenance.models import FindingKind, HealthReport, Project
+
+EXAMPLES_PER_GROUP = 3
 
 
 def latest_report(project: Project | int) -> HealthReport | None:
@@ -40,16 +45,53 @@ def nightly_trend(project: Project, nights: int = 60, now: datetime | None = Non
     ]
 
 
-def findings_by_kind(report: HealthReport, limit: int) -> list[dict]:
-    """The report's findings per kind, in the contract's order, at most `limit`
-    of each (the rest are counted, and listed in full by the API)."""
-    groups = []
+def finding_groups(report: HealthReport, examples: int = EXAMPLES_PER_GROUP) -> list[dict]:
+    """Every kind in the contract's order, each with its findings grouped by
+    (agent, step): the count and the first `examples` findings of each group,
+    biggest groups first. Two queries, whatever the report's size."""
+    counts = (
+        report.findings.order_by().values("kind", "agent_id", "step").annotate(count=Count("pk"))
+    )
+    first = (
+        report.findings.annotate(rank=Window(RowNumber(), partition_by=[F("kind"), F("agent_id"), F("step")],
+                                             order_by=[F("trace_id").asc(), F("product_id").asc(), F("pk").asc()]))
+        .filter(rank__lte=examples)
+        .order_by("kind", "agent_id", "step", "rank")
+        .values("kind", "agent_id", "step", "trace_id", "product_id", "detail")
+    )
+    shown: dict[tuple, list] = {}
+    for finding in first:
+        shown.setdefault((finding["kind"], finding["agent_id"], finding["step"]), []).append(
+            {"trace_id": finding["trace_id"], "product_id": finding["product_id"], "detail": finding["detail"]})
+    by_kind: dict[str, list] = {}
+    for group in counts:
+        key = (group["kind"], group["agent_id"], group["step"])
+        by_kind.setdefault(group["kind"], []).append(
+            {"agent_id": group["agent_id"], "step": group["step"], "count": group["count"],
+             "examples": shown.get(key, [])})
+    kinds = []
     for kind in FindingKind:
-        total = report.counts.get(kind.value, 0)
-        shown = list(
-            report.findings.filter(kind=kind).order_by("trace_id", "product_id", "pk")
-            .values("trace_id", "product_id", "detail")[:limit]
-        ) if total else []
-        groups.append({"kind": kind.value, "label": kind.label, "total": total, "findings": shown,
-                       "more": total - len(shown)})
-    return groups
+        groups = sorted(by_kind.get(kind.value, []), key=lambda g: (-g["count"], g["agent_id"], g["step"]))
+        kinds.append({"kind": kind.value, "label": kind.label, "description": DESCRIPTIONS[kind],
+                      "total": sum(g["count"] for g in groups), "groups": groups})
+    return kinds
+
+
+def findings_page(report: HealthReport, *, kind: str | None = None, agent_id: str | None = None,
+                  step: str | None = None, offset: int = 0, limit: int | None = None,
+                  with_source: bool = False) -> tuple[list[dict], int]:
+    """The findings that match, in a stable order, from `offset` (at most
+    `limit` of them), and how many match in all. Each is the contract's
+    finding; `with_source` adds its node's agent and step."""
+    findings = report.findings.all()
+    if kind is not None:
+        findings = findings.filter(kind=kind)
+    if agent_id is not None:
+        findings = findings.filter(agent_id=agent_id)
+    if step is not None:
+        findings = findings.filter(step=step)
+    total = findings.count() if (offset or limit is not None) else None
+    fields = ("kind", "trace_id", "product_id") + (("agent_id", "step") if with_source else ()) + ("detail",)
+    rows = findings.order_by("kind", "trace_id", "product_id", "pk").values(*fields)
+    rows = list(rows[offset: offset + limit] if limit is not None else rows[offset:])
+    return rows, (total if total is not None else len(rows))

@@ -17,7 +17,11 @@ def test_the_trend_chart_draws_and_findings_open_their_node(live_server, page, m
     page.goto(f"{live_server.url}/p/acme/health/")
     page.wait_for_selector("#health-trend[data-rendered='true'] .main-svg")
     assert page.locator("#health-trend .bars path").count() >= 2
-    assert page.locator("#kind-orphan tbody tr").count() == 2
+    orphans = page.locator("#kind-orphan tbody tr.health-group")
+    assert orphans.count() == 1  # one (agent, step): both nodes are the same agent's
+    assert orphans.locator("ul.examples li").count() == 2
+    legend = page.locator("#health-trend .legendtext").all_text_contents()
+    assert sorted(legend) == ["Broken link", "Cycle", "Fused indirect use", "Orphan", "Round limit exceeded"]
     assert problems == []
 
     page.locator("#kind-cycle a", has_text="loop").click()
