@@ -85,7 +85,18 @@ def large_run_events(trace_id: str, size: int, *, prefix: str = "", seed: int = 
 DEMO_TRACE = "demo-long-run"
 
 
-def record(recorder, now: datetime, size: int = 5000) -> None:
+DEMO_SIZE = 5000
+
+
+def highest_round_node(size: int = DEMO_SIZE) -> str:
+    """The node the health check names for the run's round-limit breach: the
+    first of the highest round."""
+    nodes = [e["body"] for e in large_run_events(DEMO_TRACE, size) if e["type"] == "node"]
+    top = max(n.get("round") or 0 for n in nodes)
+    return next(n["product_id"] for n in nodes if n.get("round") == top)
+
+
+def record(recorder, now: datetime, size: int = DEMO_SIZE) -> None:
     """The demo's long run, through the SDK like any agent's events."""
     for event in large_run_events(DEMO_TRACE, size, prefix="", start=now - timedelta(hours=7)):
         recorder.emit(event["type"], event["body"], datetime.fromisoformat(event["timestamp"]), event["id"])

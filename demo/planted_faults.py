@@ -1,15 +1,38 @@
 """Faults planted in the demo for the DAG health check to find, one of each
 kind: a parent that never arrives, a node nobody connects to, a cycle between
 two agents, and a summary that consumed a fragment a consumer had fused.
-Recorded like any agent's events, with fixed ids, so a re-run stores nothing twice."""
+Recorded like any agent's events, with fixed ids, so a re-run stores nothing twice.
+
+`expected_findings` is the answer key: every finding the health check must
+report on the demo, and nothing else (the demo's normal traffic honours its own
+fuses and links every node). Two more parts of the story plant one each: the
+policy story's runaway agent and the 5,000-node run both loop past the round
+limit."""
 
 from datetime import datetime, timedelta
 
 from django.db.models import F
 
-from provenance.models import Node
+from demo import large_run, policy_story
+from provenance.models import FindingKind, Node
 
 TRACE = "demo-faulty-run"
+
+
+def expected_findings(with_large_run: bool) -> set[tuple[str, str, str]]:
+    """(kind, trace id, product id) of each finding planted in the demo; the
+    5,000-node run is left out of quick loads (`--scale` below 0.5)."""
+    found = {
+        (FindingKind.BROKEN_LINK, TRACE, f"{TRACE}:fragment"),
+        (FindingKind.ORPHAN, TRACE, f"{TRACE}:stray-note"),
+        (FindingKind.FUSED_INDIRECT_USE, TRACE, f"{TRACE}:summary"),
+        (FindingKind.CYCLE, TRACE, f"{TRACE}:critic"),
+        (FindingKind.CYCLE, TRACE, f"{TRACE}:rewrite"),
+        (FindingKind.ROUND_LIMIT_EXCEEDED, policy_story.RUNAWAY_TRACE, policy_story.runaway_last_node()),
+    }
+    if with_large_run:
+        found.add((FindingKind.ROUND_LIMIT_EXCEEDED, large_run.DEMO_TRACE, large_run.highest_round_node()))
+    return {(str(kind), trace, product) for kind, trace, product in found}
 
 
 def plant(recorder, now: datetime) -> None:

@@ -97,17 +97,25 @@ def ticket(recorder, trace_id: str, at: datetime, current: store.Policy, now: da
         recorder.review(trace_id, "correct" if correct else "incorrect", answer, "", timestamp=clock(60, 600))
 
 
+RUNAWAY_TRACE = "story-runaway"
+RUNAWAY_ROUNDS = 7
+
+
 def runaway(recorder, at: datetime) -> None:
     """An agent without the ladder, looping past the round limit (the health
     check's round_limit_exceeded, the round_limit_breaches metric)."""
-    trace_id = f"story-runaway-{at:%Y%m%d-%H%M}"
+    trace_id = RUNAWAY_TRACE
     clock = Clock(at, random.Random(trace_id))
     parent = recorder.record(trace_id, "gateway", "Cancel my order and refund me", source_type="user_input",
-                             timestamp=clock(), round=1)
-    for round_ in range(1, 8):
+                             timestamp=clock(), round=1, product_id=f"{trace_id}:input")
+    for round_ in range(1, RUNAWAY_ROUNDS + 1):
         parent = recorder.record(trace_id, "planner_agent", f"plan, round {round_}", step="planning",
                                  source_type="reasoning", parent_ids=[parent], confidence=0.42, round=round_,
-                                 timestamp=clock())
+                                 timestamp=clock(), product_id=f"{trace_id}:plan-{round_}")
+
+
+def runaway_last_node() -> str:
+    return f"{RUNAWAY_TRACE}:plan-{RUNAWAY_ROUNDS}"
 
 
 class Clock:

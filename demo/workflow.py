@@ -4,7 +4,9 @@ Intent (redundant votes) → entity extraction → order lookup → retrieval �
 reasoning → verification, with a backflow to a second retrieval and reasoning
 round when verification fails, then summary and final answer. Every consumer
 gates what it consumes through a confidence fuse and drops blocked inputs,
-which is the reliability practice the dashboard observes. Some answers are
+which is the reliability practice the dashboard observes: its normal traffic
+consumes nothing fused and leaves no node unlinked, so the DAG health check
+finds only the faults `planted_faults` plants. Some answers are
 reviewed against the ground truth the fake LLM keeps.
 """
 
@@ -102,8 +104,9 @@ def run_ticket(recorder: Recorder, ticket: Ticket) -> Outcome:
     lookup = None
     if llm.intent in TOOL_INTENTS and entities is not None:
         result = llm.tool()
+        # With the extraction blocked, the lookup works from the ticket text itself.
         ref = w.node("order_lookup", "order_api", result.content, step="order_lookup", source_type="tool_result",
-                     parents=w.consume("order_api", [entities]), status="error" if result.failed else None,
+                     parents=w.consume("order_api", [entities]) or [question], status="error" if result.failed else None,
                      metrics={"tool_reliability": 0.0 if result.failed else 0.99})
         lookup = None if result.failed else ref
 
@@ -111,7 +114,9 @@ def run_ticket(recorder: Recorder, ticket: Ticket) -> Outcome:
     rounds = 0
     for round_ in (1, 2):
         rounds = round_
-        basis = w.consume("retrieval_agent_v2", [intent, entities]) + feedback
+        # The retriever always reads the ticket: with intent and entities both
+        # blocked it still searches from the question, never from nothing.
+        basis = (w.consume("retrieval_agent_v2", [intent, entities]) + feedback) or [question]
         fragments = llm.retrieve(3 if round_ == 1 else 2, ticket.drift)
         refs = [
             w.node(f"fragment{k}:r{round_}", "retrieval_agent_v2", fragment.content, step="retrieval",
@@ -129,9 +134,15 @@ def run_ticket(recorder: Recorder, ticket: Ticket) -> Outcome:
         )
         conclusion = llm.reason(inputs_correct, support, round_)
         reasoning = w.node(f"reasoning:r{round_}", "reasoning_agent", conclusion.content, step="reasoning",
-                           source_type="reasoning", parents=used, round=round_, confidence=conclusion.confidence,
+                           source_type="reasoning", parents=used or [question], round=round_,
+                           confidence=conclusion.confidence,
                            seconds=(1.0, 4.0))
         check = llm.verify(conclusion)
+        if not w.consume("verifier", [reasoning]):
+            # The verifier's own fuse blocked the conclusion: it checks nothing it
+            # would not use, and the ticket goes round again from the question.
+            verification, feedback = None, []
+            continue
         verification = w.node(f"verification:r{round_}", "verifier", check.content, step="verification",
                               source_type="verification", parents=[reasoning], round=round_,
                               confidence=check.confidence)
@@ -145,8 +156,9 @@ def run_ticket(recorder: Recorder, ticket: Ticket) -> Outcome:
     else:
         # The fuse held: no answer built on a blocked conclusion; a person takes over.
         summary_artifact = Artifact("Summary: not enough trusted evidence; hand over to a human agent.", 0.9, True)
+    # Handing over consumes nothing blocked: the summary then stands on the question alone.
     summary = w.node("summary", "summarizer", summary_artifact.content, step="summary", source_type="summary",
-                     parents=trusted or [verification], round=rounds, confidence=summary_artifact.confidence)
+                     parents=trusted or [question], round=rounds, confidence=summary_artifact.confidence)
     answer = llm.answer(summary_artifact) if reasoning in trusted else Artifact(
         "Hello, a colleague will look into your request personally within one working day.", 0.9, True)
     final = w.node("final", "responder", answer.content, step="final_answer", source_type="final_answer",

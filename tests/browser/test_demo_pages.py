@@ -16,6 +16,7 @@ import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
+from demo import planted_faults
 from tests.browser.conftest import screenshot, sign_in
 
 # `django_db` so the test database is set up; each test only reads the committed demo.
@@ -40,7 +41,7 @@ PAGES = [
     ("alert-rule-new.png", "/alerts/demo/new/", None),
     ("alert-history.png", "/alerts/demo/history/", None),
     ("webhook-inbox.png", "/alerts/demo/inbox/", None),
-    ("health.png", "/p/demo/health/", "#health-trend .main-svg"),
+    (None, "/p/demo/health/", "#health-trend .main-svg"),  # health.png: test_health_lists_only_the_planted...
     ("policy.png", "/policy/demo/", None),
     ("escalations.png", "/policy/demo/inbox/", None),
     (None, "/p/demo/settings/", None),  # settings.png: test_project_settings, with a retention preview
@@ -102,15 +103,24 @@ def test_calibration_finds_confidence_informative_and_names_the_miscalibrated_ag
     assert page.problems == []
 
 
-def test_health_lists_the_planted_faults(demo, demo_page):
+def test_health_lists_only_the_planted_faults_grouped(demo, demo_page):
     page = demo_page
     page.goto(f"{demo.url}/p/demo/health/")
+    page.wait_for_selector("#health-trend .main-svg")
+    planted = planted_faults.expected_findings(with_large_run=True)
     summary = page.locator(".health-summary strong").inner_text()
-    assert int(re.match(r"([0-9,]+) finding", summary).group(1).replace(",", "")) > 0
-    # Each planted kind of fault is found, with the node to open.
-    for kind in ("orphan", "cycle", "fused_indirect_use"):
-        assert page.locator(f"#kind-{kind} tbody tr").count() > 0, kind
-    assert page.locator("#kind-cycle tbody a[href^='/p/demo/traces/']").count() > 0
+    assert summary == f"{len(planted)} findings"
+    # Each kind lists its (agent, step) groups, their examples linking to the node.
+    shown = set()
+    for kind in ("broken_link", "orphan", "cycle", "fused_indirect_use", "round_limit_exceeded"):
+        section = page.locator(f"#kind-{kind}")
+        counts = [int(c) for c in section.locator("tr.health-group td.num").all_inner_texts()]
+        links = section.locator("ul.examples a")
+        assert sum(counts) == links.count() == sum(1 for k, *_ in planted if k == kind), kind
+        shown |= {(kind, href) for href in (links.nth(i).get_attribute("href") for i in range(links.count()))}
+    assert len(shown) == len(planted)
+    assert page.locator("#kind-cycle tbody a[href^='/p/demo/traces/']").count() == 2
+    screenshot(page, "health.png")
     assert page.problems == []
 
 

@@ -18,6 +18,7 @@ from django.core.management import call_command
 from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
+from demo import planted_faults
 from provenance.models import Node, Project, Review, Trace
 from tests.denoiseflow.servers import closed_port
 
@@ -108,6 +109,17 @@ def test_the_demo_alert_rules_fire_on_the_degradation_under_way(loaded, db):
     events = loaded.api().get("/api/v1/alerts").json()
     events = events["results"] if isinstance(events, dict) else events
     assert len({e["rule_id"] for e in events if e["state"] == "firing"}) == 3
+
+
+def test_health_on_the_demo_reports_exactly_the_planted_faults(loaded, db):
+    found = {(f["kind"], f["trace_id"], f["product_id"])
+             for f in loaded.api().get("/api/v1/health/latest").json()["findings"]}
+    planted = planted_faults.expected_findings(with_large_run=False)  # scale 0.1 leaves the long run out
+    hits = len(found & planted)
+    precision, recall = hits / len(found), hits / len(planted)
+    print(f"demo health (scale 0.1): {len(found)} findings, {len(planted)} planted, "
+          f"precision {precision:.3f}, recall {recall:.3f}")
+    assert found == planted
 
 
 def test_the_demo_health_page_lists_the_planted_broken_link(loaded, db):
