@@ -103,6 +103,48 @@ class DayHistogram(Dimensions):
         return f"{self.metric or 'confidence'}[{self.bin}] = {self.n}"
 
 
+class DayStat(models.Model):
+    """The distribution of one value (metrics.rollups.values: confidence, a
+    `metrics` key, duration, tokens, cost) per day, environment and
+    dimensions on the fine grid, each bin with the figures that make exact
+    statistics: count, sums of powers, minimum and maximum (and how many
+    values are not whole numbers). `mask` says which of
+    metrics.rollups.values.STAT_DIMENSIONS a row is grouped by (none, one, or
+    all); only new nodes change it, so it is maintained by addition."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    day = models.DateTimeField()
+    environment = models.CharField(max_length=50, default="production")
+    mask = models.SmallIntegerField()
+    agent_id = models.CharField(max_length=255, default="")
+    step = models.CharField(max_length=255, default="")
+    source_type = models.CharField(max_length=64, default="")
+    round = models.IntegerField(null=True)
+    model = models.CharField(max_length=255, default="")
+    metric = models.TextField(default="", help_text='"" is the node confidence; "@…" the node fields.')
+    bin = models.BigIntegerField()
+    n = models.BigIntegerField(default=0)
+    total = models.FloatField(default=0.0)
+    total_sq = models.FloatField(default=0.0)
+    total_cube = models.FloatField(default=0.0)
+    total_quad = models.FloatField(default=0.0)
+    minimum = models.FloatField()
+    maximum = models.FloatField()
+    fractional = models.BigIntegerField(default=0, help_text="Values that are not whole numbers.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "environment", "mask", "metric", "day", "agent_id", "step", "source_type", "round",
+                        "model", "bin"],
+                name="daystat_cell_unique", nulls_distinct=False,
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.metric or 'confidence'}[{self.bin}] = {self.n}"
+
+
 class HourFuseReason(Dimensions):
     """Fuse decisions per hour (of the node they judge), dimensions, decision and reason."""
 

@@ -13,6 +13,7 @@ from rest_framework import serializers
 
 from metrics.questions import Filters, bucket_floor, iso
 from metrics.rollups.schema import DIMENSIONS
+from metrics.rollups.values import DEFAULT_ENVIRONMENT
 from provenance.api.params import TimestampField
 
 RANGES = {"1h": timedelta(hours=1), "6h": timedelta(hours=6), "24h": timedelta(days=1),
@@ -88,10 +89,33 @@ class ChartParams:
     def query(self) -> dict:
         """The parameters as the pages echo them back."""
         found = {"start": iso(self.start), "end": iso(self.end), "step": self.step, "range": self.range,
-                 **self.filters.dimensions}
+                 **self.filters.dimensions, "environment": self.filters.environment}
+        if self.filters.model:
+            found["model"] = self.filters.model
         if self.baseline:
             found["baseline_start"], found["baseline_end"] = iso(self.baseline[0]), iso(self.baseline[1])
         return found
+
+
+# The contract's environment names ("Environments"); blank (a form's "any") is the default.
+ENVIRONMENT_NAME = r"^[A-Za-z0-9_-]{0,50}$"
+
+
+class EnvironmentField(serializers.RegexField):
+    def __init__(self):
+        super().__init__(ENVIRONMENT_NAME, required=False, allow_blank=True, default=DEFAULT_ENVIRONMENT,
+                         error_messages={"invalid": "must be 1-50 letters, digits, - or _"})
+
+    def to_internal_value(self, data):
+        return super().to_internal_value(data) or DEFAULT_ENVIRONMENT
+
+
+def environment_field():
+    return EnvironmentField()
+
+
+def model_field():
+    return serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
 
 
 class ChartParamsSerializer(serializers.Serializer):
@@ -102,9 +126,11 @@ class ChartParamsSerializer(serializers.Serializer):
     step = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
     source_type = serializers.CharField(required=False, default="", allow_blank=True, max_length=64)
     round = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0, max_value=2**31 - 1)
+    model = model_field()
+    environment = environment_field()
     resolution = serializers.ChoiceField(choices=list(STEP_LIMITS), required=False)
     metric = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
-    by = serializers.ChoiceField(choices=["", *DIMENSIONS], required=False, default="")
+    by = serializers.ChoiceField(choices=["", *DIMENSIONS, "model"], required=False, default="")
     baseline_start = TimestampField(required=False)
     baseline_end = TimestampField(required=False)
 
@@ -143,6 +169,30 @@ class ChartParamsSerializer(serializers.Serializer):
             baseline = (data["baseline_start"], data["baseline_end"])
             if baseline[0] >= baseline[1]:
                 raise serializers.ValidationError({"baseline_start": "must be before baseline_end"})
-        filters = Filters(data["agent_id"], data["step"], data["source_type"], data["round"])
+        filters = Filters(data["agent_id"], data["step"], data["source_type"], data["round"], data["model"],
+                          data["environment"])
         return ChartParams(start, end, filters, step, preset, data["metric"], data["by"], baseline,
                            data.get("resolution", ""), extent, ends, bool(extent and self.context.get("fit_all")))
+
+
+class SummaryParamsSerializer(serializers.Serializer):
+    """GET /api/v1/metrics/summary: one value's distribution over [start, end)."""
+
+    metric = serializers.CharField(max_length=255, help_text="confidence, duration_ms, cost_usd, tokens, "
+                                   "or a key of the nodes' metrics objects")
+    start = TimestampField()
+    end = TimestampField()
+    agent_id = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
+    step = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
+    source_type = serializers.CharField(required=False, default="", allow_blank=True, max_length=64)
+    model = model_field()
+    environment = environment_field()
+
+    def validate(self, data):
+        if data["start"] >= data["end"]:
+            raise serializers.ValidationError({"start": "must be before end"})
+        if data["end"] - data["start"] > MAX_SPAN:
+            raise serializers.ValidationError({"start": f"the range may span at most {MAX_SPAN.days} days"})
+        data["filters"] = Filters(data["agent_id"], data["step"], data["source_type"], None, data["model"],
+                                  data["environment"])
+        return data

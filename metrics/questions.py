@@ -8,24 +8,38 @@ from datetime import UTC, datetime, timedelta
 from metrics import catalog
 from metrics.catalog import METRICS
 from metrics.rollups.schema import DIMENSIONS
+from metrics.rollups.values import DEFAULT_ENVIRONMENT
 from provenance.timestamps import utc_iso
 
 
 @dataclass(frozen=True)
 class Filters:
+    """Which nodes a figure counts: the rollup dimensions that are set, the
+    node's model when set, and always one environment (the trace's:
+    `production` unless asked, per the contract's "Environments")."""
+
     agent_id: str = ""
     step: str = ""
     source_type: str = ""
     round: int | None = None
+    model: str = ""
+    environment: str = DEFAULT_ENVIRONMENT
 
     @property
     def dimensions(self) -> dict:
-        """The filters that are set, as {column: value}."""
+        """The rollup dimensions that are set, as {column: value} (model and
+        environment are apart: not every rollup is keyed by them)."""
         values = {"agent_id": self.agent_id, "step": self.step, "source_type": self.source_type}
         chosen = {column: value for column, value in values.items() if value}
         if self.round is not None:
             chosen["round"] = self.round
         return chosen
+
+    @property
+    def in_hour_rollups(self) -> bool:
+        """The hour rollups hold production nodes by the rollup dimensions: a
+        model or another environment is answered from the raw rows."""
+        return not self.model and self.environment == DEFAULT_ENVIRONMENT
 
 
 STEPS = ("", "minute", "hour", "day")

@@ -31,6 +31,11 @@ WINDOW_LABEL = "15m"
 GAUGES = [
     (metric, f"denoise_{metric}", f"Per agent over the last {WINDOW_LABEL}: {CATALOG[metric].meaning}.")
     for metric in ("node_count", "fuse_rate", "failure_rate", "mean_confidence", "high_uncertainty_ratio")
+] + [
+    ("p95_latency_ms", "denoise_p95_latency_ms",
+     f"Per agent over the last {WINDOW_LABEL}: 95th percentile of duration_ms (nearest rank), production."),
+    ("cost_usd", "denoise_cost_usd", f"Per agent over the last {WINDOW_LABEL}: cost_usd summed, production."),
+    ("tokens", "denoise_tokens", f"Per agent over the last {WINDOW_LABEL}: input and output tokens, production."),
 ]
 
 
@@ -43,7 +48,7 @@ class ProjectCollector:
         for metric, name, help_text in GAUGES:
             gauge = GaugeMetricFamily(name, help_text, labels=["agent_id", "window"])
             for agent in sorted(found):
-                value = found[agent][metric]
+                value = found[agent].get(metric)
                 if value is not None:
                     gauge.add_metric([agent, WINDOW_LABEL], value)
             yield gauge

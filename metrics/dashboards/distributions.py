@@ -1,15 +1,18 @@
 """Histograms of confidence and of each reported metric, overall and per
-step or agent, each with its shape and a bimodality flag (metrics.stats.bimodality)."""
+step or agent, each with its shape and a bimodality flag (metrics.stats.bimodality):
+bars from the 0.05-grid histograms, figures from the exact statistics
+(metrics.counts.summaries)."""
 
 from dataclasses import dataclass
 
-from metrics.counts import histograms
+from metrics.counts import histograms, summaries
 from metrics.dashboards.series import display_order, label
 from metrics.params import ChartParams
 from metrics.questions import Question
-from metrics.rollups.schema import BIN_SCALE, BIN_WIDTH, bin_start
+from metrics.rollups.schema import BIN_SCALE, BIN_WIDTH, DIMENSIONS, bin_start
 from metrics.rollups.schema import CONFIDENCE_METRIC as CONFIDENCE
 from metrics.stats import bimodality
+from metrics.stats.summary import Distribution
 
 MAX_BARS = 40
 ONE = BIN_SCALE  # the bin of a confidence of exactly 1.0
@@ -18,33 +21,40 @@ DEFAULT_BY = "step"
 
 
 def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
-    by = params.by or DEFAULT_BY
+    by = params.by if params.by in DIMENSIONS else DEFAULT_BY  # the 0.05-grid histograms have no model
     question = Question(params.start, params.end, params.filters, by=by)
     found = histograms.counts(project, question, use_rollups=use_rollups)
+    exact = summaries.distributions(project, params.start, params.end, params.filters, by=by, use_rollups=use_rollups)
     per_metric: dict = {}
     for (_, value, metric), bins in found.items():
         per_metric.setdefault(metric, {})[value] = bins
+    def exact_of(value, metric: str) -> Distribution:
+        return exact.get((params.start, value, metric), Distribution())
+
     metrics = []
     for metric in sorted(per_metric, key=lambda m: (m != CONFIDENCE, m)):
         groups = per_metric[metric]
         overall: dict[int, int] = {}
-        for bins in groups.values():
+        overall_exact = Distribution()
+        for value, bins in groups.items():
             for bin_, n in bins.items():
                 overall[bin_] = overall.get(bin_, 0) + n
+            overall_exact.merge(exact_of(value, metric))
         metrics.append({
             "metric": metric,
             "label": metric or "confidence",
-            "overall": histogram(overall, metric),
+            "overall": histogram(overall, metric, overall_exact),
             "groups": [
-                {"value": label(value), **histogram(bins, metric)}
+                {"value": label(value), **histogram(bins, metric, exact_of(value, metric))}
                 for value, bins in sorted(groups.items(), key=lambda item: display_order(item[0]))
             ],
         })
     return {"query": params.query(), "by": by, "metrics": metrics}
 
 
-def histogram(bins: dict[int, int], metric: str) -> dict:
-    return {"bars": bars(bins, metric), "shape": bimodality.describe(bins).as_dict()}
+def histogram(bins: dict[int, int], metric: str, exact: Distribution) -> dict:
+    """Bars from the 0.05 grid; every figure of the shape but its peaks from the exact statistics."""
+    return {"bars": bars(bins, metric), "shape": bimodality.describe(bins, exact).as_dict()}
 
 
 def bars(bins: dict[int, int], metric: str) -> dict:

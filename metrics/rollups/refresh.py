@@ -12,8 +12,8 @@ transaction with the new watermark:
   whose high-uncertainty threshold changed, is rebuilt whole;
 - trace spans are recomputed for the traces that got nodes, and review
   targets for new reviews and the reviews of those traces;
-- day histograms, hour fuse reasons and hour escalations, which only ever
-  grow, get the new rows added;
+- day histograms, day statistics (metrics.rollups.day_stats), hour fuse
+  reasons and hour escalations, which only ever grow, get the new rows added;
 - fuse policy hours are recomputed for the hours (of the decisions) that got
   a decision, a node or news of a trace (metrics.rollups.policy).
 
@@ -37,6 +37,7 @@ from metrics.models import (
     TraceSpan,
     Watermark,
 )
+from metrics.rollups.day_stats import add_day_stats
 from metrics.rollups.policy import refresh_policy_hours
 from metrics.rollups.schema import (
     AGENT_MASKS,
@@ -116,6 +117,7 @@ def refresh_rollups() -> RefreshReport:
         recompute_trace_spans(cursor, bounds)
         resolve_review_targets(cursor, bounds)
         add_histograms(cursor, bounds)
+        add_day_stats(cursor, bounds)
         add_fuse_reasons(cursor, bounds)
         add_escalations(cursor, bounds)
         refresh_policy_hours(cursor, bounds)

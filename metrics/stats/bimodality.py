@@ -1,10 +1,13 @@
-"""The shape of a distribution given as counts on the 0.05 grid, and whether
-it looks bimodal.
+"""The shape of a distribution, and whether it looks bimodal: its exact
+statistics (metrics.stats.summary.Distribution: count, mean, population
+std, skewness, kurtosis) and its counts on the 0.05 grid (the peaks).
 
-Bimodality is flagged when both hold:
+Bimodality is flagged when all hold:
+- the values are not all whole numbers: a count such as `clusters` takes a
+  few integer values, and two of them are not two modes of a task;
 - Sarle's bimodality coefficient b = (g² + 1) / (k + 3(n−1)² / ((n−2)(n−3)))
   exceeds 5/9 ≈ 0.555, the value of a uniform distribution (g: sample skewness,
-  k: sample excess kurtosis, both bias-corrected, from the bin midpoints);
+  k: sample excess kurtosis, both bias-corrected, from the exact moments);
 - the histogram, smoothed with a 1-2-1 kernel, has at least two peaks that
   each hold 10% of the highest one, with a dip between them below 80% of the
   lower peak. The coefficient alone also exceeds 5/9 for strongly skewed
@@ -12,10 +15,9 @@ Bimodality is flagged when both hold:
 At least MIN_COUNT values are needed to flag anything.
 """
 
-import math
 from dataclasses import asdict, dataclass
 
-from metrics.rollups.schema import BIN_WIDTH
+from metrics.stats.summary import Distribution
 
 UNIFORM_COEFFICIENT = 5 / 9
 MIN_COUNT = 30
@@ -38,29 +40,19 @@ class Shape:
         return asdict(self)
 
 
-def midpoints(bins: dict[int, int]) -> list[tuple[float, int]]:
-    return [((bin_ + 0.5) * BIN_WIDTH, n) for bin_, n in sorted(bins.items()) if n]
-
-
-def describe(bins: dict[int, int]) -> Shape:
-    points = midpoints(bins)
-    n = sum(count for _, count in points)
+def describe(bins: dict[int, int], exact: Distribution) -> Shape:
+    """`bins`: the 0.05-grid counts; `exact`: the same values' Distribution."""
+    n = exact.count
     if n == 0:
         return Shape(0, None, None, None, None, None, 0, False)
-    mean = sum(x * c for x, c in points) / n
-    m2 = sum(c * (x - mean) ** 2 for x, c in points) / n
-    std = math.sqrt(m2 * n / (n - 1)) if n > 1 else 0.0
-    skew = kurt = coefficient = None
-    if n > 3 and m2 > 0:
-        m3 = sum(c * (x - mean) ** 3 for x, c in points) / n
-        m4 = sum(c * (x - mean) ** 4 for x, c in points) / n
-        g1, g2 = m3 / m2 ** 1.5, m4 / m2 ** 2 - 3
-        skew = math.sqrt(n * (n - 1)) / (n - 2) * g1
-        kurt = (n - 1) / ((n - 2) * (n - 3)) * ((n + 1) * g2 + 6)
+    skew, kurt = exact.shape()
+    coefficient = None
+    if skew is not None:
         coefficient = (skew ** 2 + 1) / (kurt + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3)))
     peaks = count_peaks(bins)
-    bimodal = n >= MIN_COUNT and coefficient is not None and coefficient > UNIFORM_COEFFICIENT and peaks >= 2
-    return Shape(n, mean, std, skew, kurt, coefficient, peaks, bimodal)
+    bimodal = (n >= MIN_COUNT and not exact.whole_numbers and coefficient is not None
+               and coefficient > UNIFORM_COEFFICIENT and peaks >= 2)
+    return Shape(n, exact.mean, exact.std, skew, kurt, coefficient, peaks, bimodal)
 
 
 def count_peaks(bins: dict[int, int]) -> int:

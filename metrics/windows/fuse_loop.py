@@ -19,8 +19,8 @@ from django.db.models import Count
 from metrics.catalog import Totals
 from metrics.counts import escalations
 from metrics.questions import Question
+from metrics.windows import scan
 from metrics.windows.totals import answer
-from provenance.models import Node
 from provenance.vocabulary import DEFAULT_ROUND_LIMIT, OVER_ROUND_LIMIT
 
 FUSE_LOOP_METRICS = ("retry_success_rate", "escalation_rate", "round_limit_breaches")
@@ -50,7 +50,7 @@ def window(project, start, end, filters, metrics, round_limit: int | None = None
                                      if totals.traces else 0.0)
     if "round_limit_breaches" in wanted:
         limit = DEFAULT_ROUND_LIMIT if round_limit is None else round_limit
-        nodes = Node.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end, **filters.dimensions)
+        nodes = scan.matching_nodes(project, start, end, filters)
         values["round_limit_breaches"] = nodes.order_by().aggregate(
             breaches=Count("trace_id", distinct=True, filter=OVER_ROUND_LIMIT.q(max_rounds=limit)))["breaches"]
     return values

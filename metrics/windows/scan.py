@@ -11,12 +11,14 @@ from django.db.models.functions import RowNumber, Trunc
 
 from metrics.catalog import COUNTED, Totals
 from metrics.questions import Filters, Question, bucket_floor
+from metrics.rollups.values import orm_narrow
 from provenance.models import Node
 from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
 
 
 def matching_nodes(project, start: datetime, end: datetime, filters: Filters) -> QuerySet:
-    return Node.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end, **filters.dimensions)
+    nodes = Node.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end, **filters.dimensions)
+    return orm_narrow(nodes, filters)
 
 
 def aggregates(threshold: float) -> dict:

@@ -67,7 +67,7 @@ def rollups_may_help(question: Question) -> bool:
     """Split questions are added up row by row in Python from the recent
     rows, which only pays when rolled hours spare most of the rows: without a
     whole hour in a bucket (a 15-minute window per agent), SQL groups them faster."""
-    if question.step == "minute":
+    if question.step == "minute" or not question.filters.in_hour_rollups:
         return False
     return not question.by or any(piece.rolled for piece in cut(question, Coverage.NOTHING_DIRTY))
 

@@ -125,11 +125,12 @@ def test_the_dashboard_pages_keep_their_prefix(member, project):
 
 def test_a_scrape_costs_the_same_few_queries_whatever_the_agents_and_rules(api, ingest, create_rule,
                                                                           django_assert_num_queries):
-    # The key, the gauges of every agent in one grouped statement, the rules, the newest report.
+    # The key, the gauges of every agent in one grouped statement, their latency, tokens and cost in
+    # another, the rules, the newest report.
     recent_traffic(ingest)
     for n in range(3):
         create_rule(name=f"rule {n}", conditions=[{"metric": "fuse_rate", "window": "15m", "op": ">", "threshold": 0.5}])
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):
         families = scrape(api)
     assert len(families["denoise_alert_firing"]) == 3
     assert len(families["denoise_node_count"]) == 3

@@ -9,7 +9,9 @@ from metrics.counts import fuse_reasons, histograms
 from metrics.questions import Filters, Question
 from metrics.rollups.refresh import refresh_rollups
 from metrics.rollups.schema import bin_of
+from metrics.rollups.values import fine_bin
 from metrics.stats import bimodality
+from metrics.stats.summary import Distribution
 from tests.conftest import BASE_TIME, fuse_event, node_event
 from tests.metrics.traffic import late_fuse_events, post_in_batches, random_filters, workflow_events
 
@@ -88,12 +90,19 @@ def grid(values) -> dict[int, int]:
     return bins
 
 
+def described(values) -> bimodality.Shape:
+    exact = Distribution()
+    for value in values:
+        exact.add_value(fine_bin(value), value)
+    return bimodality.describe(grid(values), exact)
+
+
 def test_a_split_task_is_flagged_bimodal():
     rng = random.Random(1)
     split = [rng.gauss(0.2, 0.05) for _ in range(300)] + [rng.gauss(0.8, 0.05) for _ in range(300)]
-    described = bimodality.describe(grid(split))
-    assert described.bimodal and described.peaks == 2
-    assert described.bimodality_coefficient > 5 / 9
+    shape = described(split)
+    assert shape.bimodal and shape.peaks == 2
+    assert shape.bimodality_coefficient > 5 / 9
 
 
 @pytest.mark.parametrize("values", [
@@ -102,12 +111,21 @@ def test_a_split_task_is_flagged_bimodal():
     [random.Random(4).uniform(0, 1) for _ in range(40)],  # flat and few
 ])
 def test_one_mode_is_not_flagged(values):
-    assert not bimodality.describe(grid(values)).bimodal
+    assert not described(values).bimodal
 
 
 def test_too_few_values_are_never_flagged():
-    assert not bimodality.describe(grid([0.1] * 5 + [0.9] * 5)).bimodal
-    assert bimodality.describe({}).count == 0
+    assert not described([0.1] * 5 + [0.9] * 5).bimodal
+    assert described([]).count == 0
+
+
+def test_whole_numbers_are_never_flagged():
+    # A count taking two values (clusters 1 or 4) has two peaks and a high coefficient: not two modes of a task.
+    counts = [1] * 300 + [4] * 300
+    shape = described(counts)
+    assert shape.peaks == 2 and shape.bimodality_coefficient > 5 / 9
+    assert not shape.bimodal
+    assert described([x + 0.5 for x in counts]).bimodal
 
 
 def test_filters_and_splits_narrow_the_histograms(api, ingest):

@@ -1,0 +1,58 @@
+"""The refresh job's part for the statistics rollup (metrics.models.DayStat;
+read by metrics.counts.summaries): the values of the new nodes, binned on
+the fine grid, are grouped once by every dimension, then rolled up from
+that into the other masks, and added to the rows already there."""
+
+from metrics.models import DayStat
+from metrics.rollups.values import (
+    AGGREGATES_SQL,
+    COMBINE_SQL,
+    FIGURES,
+    STAT_DIMENSIONS,
+    STAT_MASKS,
+    STAT_PLACEHOLDERS,
+    fine_bin_sql,
+    stat_values_sql,
+)
+
+STAT = DayStat._meta.db_table
+UPSERT = {"SUM": "s.{0} + EXCLUDED.{0}", "MIN": "LEAST(s.{0}, EXCLUDED.{0})", "MAX": "GREATEST(s.{0}, EXCLUDED.{0})"}
+KEY = ("project_id", "day", "environment", *STAT_DIMENSIONS, "metric", "bin")
+
+
+def binned_values_sql(where: str, keys: list[str], only: tuple[str, ...] | None = None, only_param: str = "") -> str:
+    """The values of the nodes of `where` (only those of the metrics `only`,
+    when given) grouped by `keys` (expressions over the value rows and their
+    `bin`), with the per-bin figures."""
+    return f"""
+        SELECT {", ".join(keys)}, {AGGREGATES_SQL}
+        FROM (SELECT v.*, {fine_bin_sql("v.x")} AS bin FROM ({stat_values_sql(where, only, only_param)}) AS v) AS b
+        GROUP BY {", ".join(str(i) for i in range(1, len(keys) + 1))}
+    """
+
+
+def add_day_stats(cursor, bounds: dict) -> None:
+    keys = ["date_trunc('day', timestamp, 'UTC') AS day" if column == "day" else column for column in KEY]
+    cursor.execute(
+        f"CREATE TEMP TABLE metrics_new_stats ON COMMIT DROP AS "
+        f"{binned_values_sql('n.id > %(old_node)s AND n.id <= %(new_node)s', keys)}",
+        bounds,
+    )
+    figures = ", ".join(FIGURES)
+    combined = ", ".join(f"{COMBINE_SQL[name]}({name})" for name in FIGURES)
+    parts = []
+    for mask, columns in STAT_MASKS.items():
+        dimensions = ", ".join(c if c in columns else STAT_PLACEHOLDERS[c] for c in STAT_DIMENSIONS)
+        group = ", ".join(["project_id", "day", "environment", *columns, "metric", "bin"])
+        parts.append(f"SELECT project_id, day, environment, {mask}, {dimensions}, metric, bin, {combined} "
+                     f"FROM metrics_new_stats GROUP BY {group}")
+    updates = ", ".join(f"{name} = {UPSERT[COMBINE_SQL[name]].format(name)}" for name in FIGURES)
+    unique = ", ".join(["project_id", "environment", "mask", "metric", "day", *STAT_DIMENSIONS, "bin"])
+    cursor.execute(
+        f"""
+        INSERT INTO {STAT} AS s (project_id, day, environment, mask, {", ".join(STAT_DIMENSIONS)}, metric, bin, {figures})
+        {" UNION ALL ".join(parts)}
+        ON CONFLICT ({unique}) DO UPDATE SET {updates}
+        """
+    )
+    cursor.execute("DROP TABLE metrics_new_stats")

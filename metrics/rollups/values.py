@@ -1,0 +1,166 @@
+"""The values whose distributions the statistics rollup (metrics.models.DayStat)
+keeps, and the fine grid it keeps them on, defined once in their SQL and
+Python forms.
+
+Values: a node's confidence (metric ""), each numeric entry of its `metrics`
+object (by key), and the fields of the price of certainty under names of
+their own ("@duration_ms", "@tokens", "@cost_usd": a `metrics` key may be
+called "tokens" too). A node without a value contributes nothing to it.
+
+The grid is fine enough that a percentile read from it is within 1% of the
+nearest-rank value (and within 0.001 for values in [0, 1]): bin edges grow by
+1% away from zero (below 1e-9 everything is bin 0), except on [0.1, 1), cut
+in steps of 0.001. Each bin row also keeps its count, sums of the first four
+powers, minimum and maximum, so count, mean, deviation, skewness and
+kurtosis come out exact, and a percentile is the middle of its bin's actual
+values (exact when they are all equal, as integer counts are).
+"""
+
+import math
+
+from metrics.rollups.schema import (
+    CONFIDENCE_METRIC,
+    DIMENSIONS,
+    METRIC_CLAMP,
+    METRIC_VALUE_SQL,
+    NODE,
+    PLACEHOLDERS,
+    is_metric_value,
+)
+
+# The stored metric names of the node fields, and the API's names for them.
+DURATION, TOKENS, COST = "@duration_ms", "@tokens", "@cost_usd"
+FIELD_METRICS = {"confidence": CONFIDENCE_METRIC, "duration_ms": DURATION, "tokens": TOKENS, "cost_usd": COST}
+
+
+def stored_metric(name: str) -> str:
+    """The stored name of an API metric name (a field, else a key of `metrics`)."""
+    return FIELD_METRICS.get(name, name)
+
+
+# ---- the grid: bin 0 is |x| < TINY; bins 1..LOW_BINS grow by RATIO up to 0.1;
+# then 900 bins of 0.001 up to 1; then bins growing by RATIO. Negative values
+# take the negated bin of their magnitude.
+TINY = 1e-9
+RATIO = 1.01
+LOG_RATIO = math.log(RATIO)
+LOW_BINS = math.ceil(math.log(0.1 / TINY) / LOG_RATIO)
+LINEAR_START = LOW_BINS + 1
+LINEAR_STEP = 0.001
+HIGH_START = LINEAR_START + 900
+
+
+def fine_bin(x: float) -> int:
+    a = abs(x)
+    if a < TINY:
+        return 0
+    if a < 0.1:
+        k = min(LOW_BINS, 1 + math.floor(math.log(a / TINY) / LOG_RATIO))
+    elif a < 1:
+        k = LINEAR_START + min(899, math.floor((a - 0.1) * 1000))
+    else:
+        k = HIGH_START + math.floor(math.log(a) / LOG_RATIO)
+    return k if x > 0 else -k
+
+
+def fine_bin_sql(x: str) -> str:
+    """fine_bin in PostgreSQL (the same float8 operations, so the same bins)."""
+    a = f"abs({x})"
+    magnitude = f"""CASE WHEN {a} < {TINY!r}::float8 THEN 0
+        WHEN {a} < 0.1::float8 THEN LEAST({LOW_BINS}, 1 + floor(ln({a} / {TINY!r}::float8) / {LOG_RATIO!r}::float8))
+        WHEN {a} < 1 THEN {LINEAR_START} + LEAST(899, floor(({a} - 0.1::float8) * 1000::float8))
+        ELSE {HIGH_START} + floor(ln({a}) / {LOG_RATIO!r}::float8) END"""
+    return f"(sign({x}) * ({magnitude}))::bigint"
+
+
+# ---- which values a node contributes
+# The node fields' SQL, over the node table aliased `n` (None: not stored yet).
+FIELD_SQL = {DURATION: None, TOKENS: None, COST: None}
+# The node's model and its trace's environment, as the rollup keys them.
+MODEL_SQL = "''::varchar"
+ENVIRONMENT_SQL = "'production'::varchar"
+ENVIRONMENT_JOIN = ""  # what ENVIRONMENT_SQL needs joined after the node table `n`
+DEFAULT_ENVIRONMENT = "production"
+
+# ---- dimensions: rows are keyed by environment always, and grouped by none,
+# one, or every one of STAT_DIMENSIONS (`mask`, as metrics.rollups.schema's).
+STAT_DIMENSIONS = (*DIMENSIONS, "model")
+STAT_PLACEHOLDERS = {**PLACEHOLDERS, "model": "''::varchar"}
+ALL_STATS = (1 << len(STAT_DIMENSIONS)) - 1
+STAT_MASKS = {0: (), **{1 << i: (column,) for i, column in enumerate(STAT_DIMENSIONS)}, ALL_STATS: STAT_DIMENSIONS}
+
+
+def stat_mask(columns) -> int:
+    """The mask of the rows that answer a question filtered or split by these dimensions."""
+    columns = set(columns)
+    if len(columns) > 1:
+        return ALL_STATS
+    return sum(1 << STAT_DIMENSIONS.index(column) for column in columns)
+
+
+def stat_values_sql(where: str, only: tuple[str, ...] | None = None, only_param: str = "") -> str:
+    """(project_id, timestamp, environment, agent_id, step, source_type, round,
+    model, metric, x): every value a node of `where` contributes, or only
+    those of the stored metrics `only` (`only_param`: the SQL parameter
+    holding them as an array). PostgreSQL."""
+    keys = f"n.project_id, n.timestamp, {ENVIRONMENT_SQL} AS environment, n.agent_id, n.step, n.source_type, " \
+           f"n.round, {MODEL_SQL} AS model"
+    source = f"{NODE} n {ENVIRONMENT_JOIN}"
+    parts = []
+    if only is None or CONFIDENCE_METRIC in only:
+        parts.append(f"SELECT {keys}, '{CONFIDENCE_METRIC}'::varchar AS metric, n.confidence AS x FROM {source} "
+                     f"WHERE {where} AND n.confidence IS NOT NULL")
+    if only is None or any(m != CONFIDENCE_METRIC and m not in FIELD_SQL for m in only):
+        key = f" AND kv.key = ANY({only_param})" if only is not None else ""
+        parts.append(f"""SELECT {keys}, kv.key::varchar AS metric,
+           GREATEST(LEAST(kv.value::numeric, {METRIC_CLAMP}), -{METRIC_CLAMP})::float8 AS x
+        FROM {source} CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(n.metrics) = 'object'
+                                                         THEN n.metrics ELSE '{{}}'::jsonb END) AS kv
+        WHERE {where} AND {METRIC_VALUE_SQL.format(value="kv.value")}{key}""")
+    for metric, sql in FIELD_SQL.items():
+        if sql is not None and (only is None or metric in only):
+            parts.append(f"SELECT {keys}, '{metric}'::varchar AS metric, ({sql})::float8 AS x FROM {source} "
+                         f"WHERE {where} AND ({sql}) IS NOT NULL")
+    if not parts:  # only fields not stored yet
+        parts.append(f"SELECT {keys}, ''::varchar AS metric, NULL::float8 AS x FROM {source} WHERE false")
+    return "\nUNION ALL\n".join(parts)
+
+
+def node_values(confidence, reported, fields: dict | None = None) -> list[tuple[str, float]]:
+    """stat_values_sql in Python (the SQLite path): (metric, x) of one node."""
+    values = [(CONFIDENCE_METRIC, float(confidence))] if confidence is not None else []
+    if isinstance(reported, dict):
+        values += [(name, float(max(-METRIC_CLAMP, min(METRIC_CLAMP, x))))
+                   for name, x in reported.items() if is_metric_value(x)]
+    for metric, x in (fields or {}).items():
+        if x is not None:
+            values.append((metric, float(x)))
+    return values
+
+
+# The same for the ORM (the SQLite path): the node columns to read, and what they give.
+ORM_COLUMNS: tuple[str, ...] = ()
+
+
+def orm_fields(row: dict) -> dict:
+    """{stored metric: value} of a node's fields, from a .values() row of ORM_COLUMNS."""
+    return {}
+
+
+def orm_model(row: dict) -> str:
+    return ""
+
+
+def orm_narrow(nodes, filters):
+    """`nodes` narrowed to the filters' model and environment."""
+    return nodes
+
+
+# The per-bin figures, as SQL aggregates over x (in this order everywhere).
+FIGURES = ("n", "total", "total_sq", "total_cube", "total_quad", "minimum", "maximum", "fractional")
+AGGREGATES_SQL = ("COUNT(*)::bigint AS n, SUM(x) AS total, SUM(x * x) AS total_sq, SUM(x * x * x) AS total_cube, "
+                  "SUM(x * x * x * x) AS total_quad, MIN(x) AS minimum, MAX(x) AS maximum, "
+                  "COUNT(*) FILTER (WHERE x <> floor(x))::bigint AS fractional")
+# How two rows of the same bin combine (upserts and reads).
+COMBINE_SQL = {"n": "SUM", "total": "SUM", "total_sq": "SUM", "total_cube": "SUM", "total_quad": "SUM",
+               "minimum": "MIN", "maximum": "MAX", "fractional": "SUM"}
