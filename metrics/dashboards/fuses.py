@@ -4,6 +4,7 @@ longest runs of fused nodes, what happened after fuses (retry success,
 escalations) and the effect of each fuse policy version."""
 
 from metrics import values
+from metrics.catalog import Totals
 from metrics.counts import fuse_reasons, policy_versions
 from metrics.dashboards.series import display_order, label, totals_row
 from metrics.params import ChartParams
@@ -11,6 +12,9 @@ from metrics.questions import Question
 from provenance.vocabulary import DOWNWEIGHTED, FUSED
 
 TOP = 10
+# Rounds past this share one bar: a run with 125 rounds would otherwise spread
+# a few nodes over a hundred bars and squeeze round 1, where the decisions are.
+LAST_ROUND_BAR = 10
 
 
 def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
@@ -23,7 +27,7 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
     return {
         "query": params.query(),
         "by_agent": agents,
-        "by_round": rows(answered[1], per_round),
+        "by_round": rows(rounds_bucketed(answered[1]), per_round),
         "top_reasons": top_reasons(found_reasons),
         "consecutive_fuses": sorted(
             ({"agent_id": row["value"], "consecutive_fuses": row["consecutive_fuses"]}
@@ -39,6 +43,22 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
 def rows(found: dict, question: Question) -> list[dict]:
     ordered = sorted(found.items(), key=lambda item: display_order(item[0][1]))
     return [{"value": label(value), **totals_row(totals, question.metrics)} for (_, value), totals in ordered]
+
+
+def rounds_bucketed(found: dict) -> dict:
+    """Rounds above LAST_ROUND_BAR added up under the label "> 10" (the
+    figures shown per round, node counts and fuse decisions, add up)."""
+    result, beyond = {}, None
+    for (bucket, value), totals in found.items():
+        if value is None or value <= LAST_ROUND_BAR:
+            result[(bucket, value)] = totals
+            continue
+        if beyond is None:
+            beyond = Totals()
+        for name in ("nodes", "accepted", "downweighted", "fused", "failed"):
+            setattr(beyond, name, getattr(beyond, name) + getattr(totals, name))
+        result[(bucket, f"> {LAST_ROUND_BAR}")] = beyond
+    return result
 
 
 def top_reasons(found: dict) -> dict:

@@ -1,11 +1,14 @@
 """Headline figures now against the previous period, fuse rate over time per
 agent, high-uncertainty ratio over time, and the latest health findings."""
 
+from django.urls import reverse
+
 from metrics import values
-from metrics.catalog import METRICS, Totals
+from metrics.catalog import METRICS, SUMS, Totals
 from metrics.dashboards.series import bucket_starts, isos, series, series_by
 from metrics.params import ChartParams
 from metrics.questions import Question, iso
+from metrics.windows.dominant import dominant_trace, trace_totals
 from provenance.health import latest_report
 
 
@@ -17,10 +20,12 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
                        metrics=("node_count", "trace_count", "high_uncertainty_ratio", "fuse_rate"))
     per_agent = Question(params.start, params.end, params.filters, params.step, "agent_id", metrics=("fuse_rate",))
     answered = [found for _, found in values.answer(project, [now, before, overall, per_agent], use_rollups=use_rollups)]
+    current = answered[0].get((now.start, None), Totals())
     return {
         "query": params.query(),
+        "dominant_trace": dominant(project, params, current),
         "headline": {
-            "current": answered[0].get((now.start, None), Totals()).values(METRICS),
+            "current": current.values(METRICS),
             "previous": answered[1].get((before.start, None), Totals()).values(METRICS),
             "previous_start": iso(before.start),
         },
@@ -32,6 +37,25 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
         "fuse_rate_by_agent": series_by(per_agent, answered[3], "fuse_rate"),
         "health": latest_health(project),
     }
+
+
+# A trace holding this share of a window's nodes is called out: node-weighted
+# figures then describe mostly that one run.
+DOMINANT_SHARE = 0.25
+# The node-weighted figures shown again without that trace.
+WITHOUT_METRICS = ("node_count", "trace_count", "mean_confidence", "fuse_rate", "failure_rate", "downweight_rate")
+
+
+def dominant(project, params: ChartParams, current: Totals) -> dict | None:
+    """The trace with the most nodes in the window, when it holds DOMINANT_SHARE of them."""
+    found = dominant_trace(project, params.start, params.end, params.filters) if current.nodes else None
+    if found is None or found[1] < DOMINANT_SHARE * current.nodes or current.traces < 2:
+        return None
+    alone = trace_totals(project, params.start, params.end, params.filters, found[0])
+    rest = Totals(**{name: getattr(current, name) - getattr(alone, name) for name in SUMS})
+    return {"trace_id": found[0], "nodes": found[1], "share": found[1] / current.nodes,
+            "url": reverse("provenance:trace-detail", args=[project.slug, found[0]]),
+            "without": rest.values(WITHOUT_METRICS)}
 
 
 def latest_health(project) -> dict:

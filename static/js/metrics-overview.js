@@ -3,8 +3,10 @@
 (function () {
   "use strict";
   const M = window.DenoiseMetrics;
+  // The last field says whether a rise is worse (true), better (false) or
+  // neither (null: volumes are coloured by nothing, a change is never green by default).
   const CARDS = [
-    ["node_count", "Nodes", "count", false], ["trace_count", "Traces", "count", false],
+    ["node_count", "Nodes", "count", null], ["trace_count", "Traces", "count", null],
     ["mean_confidence", "Mean confidence", "number", false],
     ["high_uncertainty_ratio", "High-uncertainty traces", "ratio", true],
     ["fuse_rate", "Fuse rate", "ratio", true], ["failure_rate", "Failure rate", "ratio", true],
@@ -24,12 +26,32 @@
       card.appendChild(M.el("div", { class: "value" }, show(kind, now)));
       let delta = "previous: " + show(kind, before);
       let direction = "";
-      if (now !== null && before !== null && now !== before) {
+      if (now !== null && before !== null && now !== before && worseWhenUp !== null) {
         direction = (now > before) === worseWhenUp ? "up" : "down";
       }
       card.appendChild(M.el("div", { class: "delta " + direction }, delta));
       box.appendChild(card);
     });
+  }
+
+  // A trace that holds a large share of the window's nodes is named, with the
+  // node-weighted figures again without it.
+  function dominant(data) {
+    const box = document.getElementById("dominant");
+    const found = data.dominant_trace;
+    box.replaceChildren();
+    box.hidden = !found;
+    if (!found) return;
+    const head = M.el("p");
+    head.appendChild(M.el("strong", {}, "One trace dominates this window: "));
+    head.appendChild(M.el("a", { href: found.url, id: "dominant-trace" }, found.trace_id));
+    head.appendChild(document.createTextNode(" holds " + M.pct(found.share) + " of its nodes (" + M.num(found.nodes) +
+      " of " + M.num(data.headline.current.node_count) + "), so the node-weighted figures above mostly describe it."));
+    box.appendChild(head);
+    const w = found.without;
+    box.appendChild(M.el("p", { id: "dominant-without" }, "Without it: " + M.num(w.node_count) + " nodes in " +
+      M.num(w.trace_count) + " traces, fuse rate " + M.pct(w.fuse_rate) + ", failure rate " + M.pct(w.failure_rate) +
+      ", mean confidence " + M.num(w.mean_confidence) + "."));
   }
 
   function health(data) {
@@ -48,6 +70,7 @@
 
   M.load(function (data) {
     headline(data);
+    dominant(data);
     const agents = Object.keys(data.fuse_rate_by_agent);
     M.plot("chart-fuse-rate", agents.map(function (agent) {
       return { type: "scatter", mode: "lines+markers", name: agent, x: data.buckets,

@@ -1,0 +1,42 @@
+"""The trace with the most nodes in a window, and its share of them: a long
+run (one trace of 5,000 nodes) can outweigh every other trace in node-weighted
+figures, and a person reading them should be told.
+
+Trace.node_count (every node of the trace) bounds its nodes in any window,
+so traces overlapping the window are read in that order, and counted
+exactly, until no trace left can beat the best count."""
+
+from django.db.models import Count
+
+from metrics.catalog import Totals
+from metrics.questions import Filters
+from metrics.windows.scan import aggregates, matching_nodes
+from provenance.models import Trace
+
+BATCH = 5
+
+
+def dominant_trace(project, start, end, filters: Filters = Filters()) -> tuple[str, int] | None:
+    """(trace id, its matching nodes in [start, end)) of the trace with the most, None without nodes."""
+    overlapping = (Trace.objects.filter(project=project, started_at__lt=end, ended_at__gte=start)
+                   .order_by("-node_count", "pk").values_list("pk", "trace_id", "node_count"))
+    best, offset = None, 0
+    while True:
+        batch = list(overlapping[offset:offset + BATCH])
+        if not batch or (best is not None and batch[0][2] <= best[1]):
+            return best
+        names = {pk: name for pk, name, _ in batch}
+        counted = (matching_nodes(project, start, end, filters).filter(trace_id__in=names)
+                   .order_by().values("trace_id").annotate(n=Count("pk")))
+        for row in sorted(counted, key=lambda r: (-r["n"], names[r["trace_id"]])):
+            if best is None or row["n"] > best[1]:
+                best = (names[row["trace_id"]], row["n"])
+        offset += BATCH
+
+
+def trace_totals(project, start, end, filters: Filters, trace_id: str) -> Totals:
+    """The node totals of one trace's matching nodes in the window (by the same rules as every total)."""
+    found = (matching_nodes(project, start, end, filters).filter(trace__trace_id=trace_id)
+             .aggregate(**aggregates(project.high_uncertainty_threshold)))
+    found["confidence_sum"] = found["confidence_sum"] or 0.0
+    return Totals(**found)

@@ -1,0 +1,55 @@
+"""Overview names a trace that dominates the window and shows the
+node-weighted figures without it; Fuse rates puts rounds beyond 10 in one bar.
+Every figure recomputed here from the raw rows."""
+
+from datetime import timedelta
+
+from metrics.rollups.refresh import refresh_rollups
+from provenance.models import FuseDecision, Node
+from tests.conftest import BASE_TIME, node_event
+from tests.metrics.traffic import post_in_batches
+
+WINDOW = {"start": BASE_TIME.isoformat(), "end": (BASE_TIME + timedelta(hours=6)).isoformat()}
+
+
+def long_run_and_small_traces() -> list[dict]:
+    events = [node_event(f"long-{i}", "long-run", seconds=i * 2, confidence=0.9, round=1 + i // 20)
+              for i in range(300)]
+    for t in range(40):
+        for n in range(3):
+            body = {"fuse": {"decision": "block", "reason": "low"}} if n == 0 else {}
+            events.append(node_event(f"s{t}-{n}", f"small-{t}", seconds=60 * t + n, confidence=0.3, round=1, **body))
+    return events
+
+
+def test_a_dominant_trace_is_named_with_the_figures_without_it(api, ingest, project):
+    post_in_batches(ingest, long_run_and_small_traces())
+    refresh_rollups()
+    ingest(node_event("late", "small-late", seconds=3000, confidence=0.5))
+    body = api.get("/api/v1/metrics/overview", WINDOW).json()
+    found = body["dominant_trace"]
+    nodes = Node.objects.filter(project=project)
+    assert (found["trace_id"], found["nodes"]) == ("long-run", nodes.filter(trace__trace_id="long-run").count())
+    assert found["share"] == found["nodes"] / nodes.count()
+    rest = nodes.exclude(trace__trace_id="long-run")
+    fused = rest.filter(fuse_state=FuseDecision.BLOCK).count()
+    confidences = list(rest.values_list("confidence", flat=True))
+    assert found["without"]["node_count"] == rest.count() == 121
+    assert found["without"]["trace_count"] == 41
+    assert found["without"]["fuse_rate"] == fused / rest.count()
+    assert abs(found["without"]["mean_confidence"] - sum(confidences) / len(confidences)) < 1e-12
+    assert found["url"].endswith("/traces/long-run/")
+
+
+def test_no_trace_is_called_out_when_none_dominates(api, ingest):
+    ingest(*[node_event(f"n{t}", f"t{t}", seconds=t, confidence=0.5) for t in range(10)])
+    assert api.get("/api/v1/metrics/overview", WINDOW).json()["dominant_trace"] is None
+
+
+def test_rounds_beyond_ten_share_one_bar(api, ingest, project):
+    post_in_batches(ingest, long_run_and_small_traces())
+    rows = api.get("/api/v1/metrics/fuses", WINDOW).json()["by_round"]
+    assert [row["value"] for row in rows] == [str(r) for r in range(1, 11)] + ["> 10"]
+    beyond = Node.objects.filter(project=project, round__gt=10)
+    assert rows[-1]["node_count"] == beyond.count() == 100
+    assert rows[-1]["fused"] == beyond.filter(fuse_state=FuseDecision.BLOCK).count()
