@@ -3,6 +3,7 @@
 
 from alerts.conditions import FILTER_KEYS, MATCHES, OPS, RULE_METRICS
 from alerts.models import RuleState
+from alerts.transports import TRANSPORTS
 from provenance.api.openapi import BOOLEAN, DATETIME, INTEGER, NUMBER, STRING, array, enum, nullable, obj
 
 CONDITION = obj(
@@ -20,17 +21,41 @@ CONDITION = obj(
 VALUE = obj({"metric": STRING, "value": nullable({**NUMBER, "description": "Infinity is written as the token `Infinity`."})},
             required=["metric", "value"])
 
+DESTINATION_FIELDS = {
+    "url": {**STRING, "description": "webhook, slack"},
+    "secret": {**STRING, "description": "webhook, inbox"},
+    "to": {**array(STRING), "description": "email: the addresses"},
+    "routing_key": {**STRING, "description": "pagerduty"},
+}
+
 DESTINATION = obj(
     {
         "id": INTEGER,
-        "type": enum("webhook"),
-        "url": STRING,
-        "secret": STRING,
+        "type": enum(*TRANSPORTS, "shared"),
+        **DESTINATION_FIELDS,
+        "name": {**STRING, "description": "shared: the project-wide destination's name"},
+        "kind": {**STRING, "description": "shared: its type"},
         "disabled": {**BOOLEAN, "description": "Turned off after a permanent failure."},
         "disabled_reason": STRING,
     },
     required=["id", "type", "disabled", "disabled_reason"],
 )
+
+SHARED_DESTINATION_INPUT = obj({"name": STRING, "type": enum(*TRANSPORTS), **DESTINATION_FIELDS},
+                               required=["name", "type"])
+
+SHARED_DESTINATION = obj({
+    "id": INTEGER,
+    "name": STRING,
+    "type": enum(*TRANSPORTS),
+    **DESTINATION_FIELDS,
+    "target": STRING,
+    "disabled": BOOLEAN,
+    "disabled_reason": STRING,
+    "rules": {**array(INTEGER), "description": "Ids of the rules that send to it."},
+    "created_at": DATETIME,
+    "updated_at": DATETIME,
+})
 
 RULE = obj({
     "id": INTEGER,

@@ -6,4 +6,6 @@ urlpatterns = [
     path("alert-rules", api_views.RuleListView.as_view(), name="api-alert-rules"),
     path("alert-rules/<int:rule_id>", api_views.RuleDetailView.as_view(), name="api-alert-rule"),
     path("alerts", api_views.AlertListView.as_view(), name="api-alerts"),
+    path("destinations", api_views.SharedDestinationListView.as_view(), name="api-destinations"),
+    path("destinations/<int:destination_id>", api_views.SharedDestinationDetailView.as_view(), name="api-destination"),
 ]

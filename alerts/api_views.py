@@ -1,4 +1,4 @@
-"""`/api/v1/alert-rules` and `/api/v1/alerts`: validate, call alerts.rules, answer."""
+"""`/api/v1/alert-rules`, `/api/v1/alerts`, `/api/v1/destinations`: validate, call the domain module, answer."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -7,9 +7,9 @@ from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from alerts import api_shapes, rules
-from alerts.models import AlertEvent, AlertRule
-from alerts.serializers import AlertRuleSerializer
+from alerts import api_shapes, rules, shared_destinations
+from alerts.models import AlertEvent, AlertRule, SharedDestination
+from alerts.serializers import AlertRuleSerializer, SharedDestinationSerializer
 from provenance.api.errors import invalid_body
 from provenance.api.openapi import array
 
@@ -28,7 +28,7 @@ class AlertApiView(APIView):
 
     def rule_or_404(self, rule_id) -> AlertRule:
         return get_object_or_404(
-            AlertRule.objects.select_related("project").prefetch_related("destinations"),
+            AlertRule.objects.select_related("project").prefetch_related("destinations__shared"),
             project=self.request.user.project, pk=rule_id,
         )
 
@@ -38,13 +38,13 @@ class RuleListView(AlertApiView):
                    responses={200: array(api_shapes.RULE)}, tags=["alerts"])
     def get(self, request):
         found = (AlertRule.objects.filter(project=request.user.project).select_related("project")
-                 .prefetch_related("destinations").order_by("pk"))
+                 .prefetch_related("destinations__shared").order_by("pk"))
         return Response([rules.rule_json(rule) for rule in found])
 
     @extend_schema(operation_id="alert_rules_create", summary="Create an alert rule", request=AlertRuleSerializer,
                    responses={201: api_shapes.RULE}, tags=["alerts"])
     def post(self, request):
-        serializer = AlertRuleSerializer(data=request.data)
+        serializer = AlertRuleSerializer(data=request.data, context={"project": request.user.project})
         if not serializer.is_valid():
             return invalid(serializer.errors)
         rule = rules.create_rule(request.user.project, serializer.validated_data)
@@ -62,7 +62,7 @@ class RuleDetailView(AlertApiView):
                    request=AlertRuleSerializer(partial=True), responses={200: api_shapes.RULE}, tags=["alerts"])
     def patch(self, request, rule_id):
         rule = self.rule_or_404(rule_id)
-        serializer = AlertRuleSerializer(data=request.data, partial=True)
+        serializer = AlertRuleSerializer(data=request.data, partial=True, context={"project": request.user.project})
         if not serializer.is_valid():
             return invalid(serializer.errors)
         rules.update_rule(rule, serializer.validated_data)
@@ -97,3 +97,55 @@ class AlertListView(AlertApiView):
         if "state" in params:
             events = events.filter(state=params["state"])
         return Response([rules.event_json(e) for e in events.order_by("-at", "-pk")[: params["limit"]]])
+
+
+class SharedDestinationListView(AlertApiView):
+    """Project-wide destinations a rule picks with `{"type": "shared", "name": ...}`."""
+
+    @extend_schema(operation_id="destinations_list", summary="List project-wide destinations",
+                   responses={200: array(api_shapes.SHARED_DESTINATION)}, tags=["alerts"])
+    def get(self, request):
+        found = SharedDestination.objects.filter(project=request.user.project).prefetch_related("uses")
+        return Response([shared_destinations.as_json(d) for d in found])
+
+    @extend_schema(operation_id="destinations_create", summary="Create a project-wide destination",
+                   request={"application/json": api_shapes.SHARED_DESTINATION_INPUT}, responses={201: api_shapes.SHARED_DESTINATION},
+                   tags=["alerts"])
+    def post(self, request):
+        serializer = SharedDestinationSerializer(data=request.data, project=request.user.project)
+        if not serializer.is_valid():
+            return invalid(serializer.errors)
+        created = shared_destinations.create(request.user.project, serializer.validated_data)
+        return Response(shared_destinations.as_json(created), status=status.HTTP_201_CREATED)
+
+
+class SharedDestinationDetailView(AlertApiView):
+    def destination_or_404(self, destination_id) -> SharedDestination:
+        return get_object_or_404(SharedDestination.objects.prefetch_related("uses"),
+                                 project=self.request.user.project, pk=destination_id)
+
+    @extend_schema(operation_id="destinations_retrieve", summary="One project-wide destination",
+                   responses={200: api_shapes.SHARED_DESTINATION}, tags=["alerts"])
+    def get(self, request, destination_id):
+        return Response(shared_destinations.as_json(self.destination_or_404(destination_id)))
+
+    @extend_schema(operation_id="destinations_update", summary="Replace a project-wide destination",
+                   description="The whole destination (name, type and its fields); every rule using it "
+                               "sends to the new one.",
+                   request={"application/json": api_shapes.SHARED_DESTINATION_INPUT}, responses={200: api_shapes.SHARED_DESTINATION},
+                   tags=["alerts"])
+    def put(self, request, destination_id):
+        found = self.destination_or_404(destination_id)
+        serializer = SharedDestinationSerializer(data=request.data, project=request.user.project,
+                                                 instance_pk=found.pk)
+        if not serializer.is_valid():
+            return invalid(serializer.errors)
+        shared_destinations.update(found, serializer.validated_data)
+        return Response(shared_destinations.as_json(self.destination_or_404(found.pk)))
+
+    @extend_schema(operation_id="destinations_destroy", summary="Delete a project-wide destination",
+                   description="Rules that used it no longer send there.",
+                   responses={204: OpenApiResponse(description="Deleted.")}, tags=["alerts"])
+    def delete(self, request, destination_id):
+        self.destination_or_404(destination_id).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)

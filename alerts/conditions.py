@@ -18,6 +18,9 @@ ROUND_LIMIT_BREACHES = "round_limit_breaches"
 # ignored); relative: against the finished run before it.
 EVAL_ACCURACY = "eval_accuracy"
 RULE_METRICS = (*ALL_METRICS, HEALTH_FINDINGS, EVAL_ACCURACY)
+# Shares between 0 and 1, shown (and typed in the rule builder) as percentages.
+RATE_METRICS = ("high_uncertainty_ratio", "fuse_rate", "failure_rate", "downweight_rate", "retry_success_rate",
+                "escalation_rate", "root_cause_share", EVAL_ACCURACY)
 FILTER_KEYS = ("agent_id", "step", "source_type")  # filters over nodes
 DATASET_FILTER = "dataset"  # eval_accuracy's one filter
 RULE_FILTER_KEYS = (*FILTER_KEYS, DATASET_FILTER)

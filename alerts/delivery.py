@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from alerts.models import Delivery, DeliveryAttempt, DeliveryStatus, Destination
+from alerts.models import Delivery, DeliveryAttempt, DeliveryStatus, Destination, SharedDestination
 from alerts.transports import TransportError, transport_for
 from denoise_dashboard.process_metrics import WEBHOOK_DELIVERIES
 
@@ -56,7 +56,7 @@ def _claim(ids: list[int], now: datetime) -> tuple[str, list[tuple[Delivery, Del
         Delivery.objects.filter(pk__in=ids, status=DeliveryStatus.PENDING, next_attempt_at__lte=now).update(
             next_attempt_at=now + lease(), attempt_count=F("attempt_count") + 1, claim_token=token
         )
-        claimed = list(Delivery.objects.filter(pk__in=ids, claim_token=token).select_related("destination"))
+        claimed = list(Delivery.objects.filter(pk__in=ids, claim_token=token).select_related("destination__shared"))
         attempts = DeliveryAttempt.objects.bulk_create(
             [DeliveryAttempt(delivery=d, number=d.attempt_count, started_at=now) for d in claimed]
         )
@@ -70,7 +70,7 @@ def _send(delivery: Delivery) -> Outcome:
         return round((time.monotonic() - started) * 1000)
 
     try:
-        if delivery.destination is None or delivery.destination.disabled_at is not None:
+        if delivery.destination is None or delivery.destination.is_disabled:
             raise TransportError("the destination was removed or disabled", permanent=True)
         sent = transport_for(delivery.destination).notify(delivery)
         return Outcome(True, elapsed(), sent.status_code, sent.response_excerpt)
@@ -101,9 +101,11 @@ def _record(delivery: Delivery, attempt: DeliveryAttempt, outcome: Outcome, toke
     if Delivery.objects.filter(pk=delivery.pk, claim_token=token).update(**change):
         WEBHOOK_DELIVERIES.labels(counted).inc()
     if outcome.disable_destination and delivery.destination_id:
-        Destination.objects.filter(pk=delivery.destination_id, disabled_at__isnull=True).update(
-            disabled_at=now, disabled_reason=outcome.error[:300]
-        )
+        # A project-wide destination that is gone is gone for every rule using it.
+        shared_id = delivery.destination.shared_id if delivery.destination else None
+        rows = (SharedDestination.objects.filter(pk=shared_id) if shared_id
+                else Destination.objects.filter(pk=delivery.destination_id))
+        rows.filter(disabled_at__isnull=True).update(disabled_at=now, disabled_reason=outcome.error[:300])
 
 
 def attempt_many(ids: list[int]) -> None:

@@ -50,13 +50,36 @@ class AlertRule(models.Model):
         return self.muted_until is not None and self.muted_until > (now or timezone.now())
 
 
+class SharedDestination(models.Model):
+    """A named destination of the whole project (healthchecks' channels): rules
+    pick it by name, so changing the on-call address is one edit."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="shared_destinations")
+    name = models.CharField(max_length=100)
+    kind = models.CharField(max_length=32)
+    config = models.JSONField(default=dict)
+    disabled_at = models.DateTimeField(null=True, blank=True)
+    disabled_reason = models.CharField(max_length=300, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name", "pk"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="shared_destination_unique_name")]
+
+    def __str__(self):
+        return f"{self.name} ({self.kind})"
+
+
 class Destination(models.Model):
     """Where a rule's notifications go; `config` is validated by the serializer
-    of its kind (alerts/serializers.py) and read by its transport."""
+    of its kind (alerts/serializers.py) and read by its transport. A row with
+    `shared` set sends through that project-wide destination (kind "shared")."""
 
     rule = models.ForeignKey(AlertRule, models.CASCADE, related_name="destinations")
     kind = models.CharField(max_length=32, default="webhook")
     config = models.JSONField(default=dict)
+    shared = models.ForeignKey(SharedDestination, models.CASCADE, null=True, blank=True, related_name="uses")
     position = models.SmallIntegerField(default=0)
     disabled_at = models.DateTimeField(null=True, blank=True)
     disabled_reason = models.CharField(max_length=300, blank=True, default="")
@@ -66,11 +89,35 @@ class Destination(models.Model):
         ordering = ["position", "pk"]
 
     def __str__(self):
-        return f"{self.kind} {self.config.get('url', '')}"
+        return f"{self.kind} {self.target}"
+
+    @property
+    def effective_kind(self) -> str:
+        return self.shared.kind if self.shared_id else self.kind
+
+    @property
+    def effective_config(self) -> dict:
+        return self.shared.config if self.shared_id else self.config
+
+    @property
+    def is_disabled(self) -> bool:
+        return self.disabled_at is not None or bool(self.shared_id and self.shared.disabled_at is not None)
 
     @property
     def target(self) -> str:
-        return self.config.get("url", self.kind)
+        """Where it goes, as the delivery log shows it."""
+        found = describe_target(self.effective_kind, self.effective_config)
+        return f"{self.shared.name}: {found}" if self.shared_id else found
+
+
+def describe_target(kind: str, config: dict) -> str:
+    if "url" in config:
+        return config["url"]
+    if kind == "email":
+        return ", ".join(config.get("to", []))
+    if kind == "pagerduty":
+        return "PagerDuty (routing key …" + config.get("routing_key", "")[-4:] + ")"
+    return kind
 
 
 class AlertEvent(models.Model):
@@ -115,12 +162,13 @@ class Delivery(models.Model):
     UPDATE, so two runners never send the same attempt."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+")
-    rule = models.ForeignKey(AlertRule, models.CASCADE, related_name="deliveries")
+    rule = models.ForeignKey(AlertRule, models.CASCADE, null=True, blank=True, related_name="deliveries",
+                             help_text="None for a project notice (checks not running).")
     event = models.ForeignKey(AlertEvent, models.CASCADE, null=True, blank=True, related_name="deliveries")
     destination = models.ForeignKey(Destination, models.SET_NULL, null=True, blank=True, related_name="deliveries")
     target = models.CharField(max_length=2000, help_text="The destination's URL when the delivery was made.")
     webhook_id = models.CharField(max_length=64, default=new_webhook_id, unique=True)
-    kind = models.CharField(max_length=32, help_text="alert.firing, alert.resolved or alert.test")
+    kind = models.CharField(max_length=32, help_text="alert.firing, alert.resolved, alert.test or checks.not_running")
     payload = models.TextField(help_text="The exact JSON body; every attempt sends the same bytes.")
     status = models.CharField(max_length=12, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
     attempt_count = models.IntegerField(default=0)

@@ -1,58 +1,73 @@
-"""What gets sent: the contract's webhook body, one Delivery row per event and
-destination. Bodies are frozen at creation so every attempt sends the same bytes."""
+"""What gets sent: one Delivery row per message and destination, its body rendered
+by the destination's kind (alerts/transports/) and frozen at creation, so every
+attempt sends the same bytes."""
 
-import json
 from datetime import datetime
 
 from django.conf import settings
-from django.urls import reverse
 from django.utils import timezone
 
-from alerts.conditions import load_values
+from alerts import messages
+from alerts.messages import Message
 from alerts.models import AlertEvent, AlertRule, Delivery, Destination
-from provenance.timestamps import utc_iso
+from alerts.transports import transport_class
 
 
-def rule_url(rule: AlertRule) -> str:
-    return settings.SITE_ROOT.rstrip("/") + reverse("alerts:rule-detail", args=[rule.project.slug, rule.pk])
+def _delivery(project_id: int, rule: AlertRule | None, destination: Destination, message: Message,
+              rendered: dict, event=None, max_attempts: int | None = None) -> Delivery:
+    kind = destination.effective_kind
+    if kind not in rendered:
+        rendered[kind] = transport_class(kind).render(message)
+    return Delivery(project_id=project_id, rule=rule, event=event, destination=destination,
+                    target=destination.target[:2000], kind=message.kind, payload=rendered[kind],
+                    next_attempt_at=timezone.now(), max_attempts=max_attempts or settings.WEBHOOK_MAX_ATTEMPTS)
 
 
-def body(kind: str, rule: AlertRule, at: datetime, values: list[dict]) -> str:
-    # allow_nan: an infinite relative change travels as the `Infinity` token (see conditions.py).
-    return json.dumps(
-        {"type": kind, "project": rule.project.slug, "rule": {"id": rule.pk, "name": rule.name}, "at": utc_iso(at),
-         "values": [{"metric": v["metric"], "value": v["value"]} for v in load_values(values)],
-         "url": rule_url(rule)},
-        allow_nan=True,
-    )
-
-
-def _delivery(rule: AlertRule, destination: Destination, kind: str, payload: str, event=None,
-              max_attempts: int | None = None) -> Delivery:
-    return Delivery(project_id=rule.project_id, rule=rule, event=event, destination=destination,
-                    target=destination.target[:2000], kind=kind, payload=payload, next_attempt_at=timezone.now(),
-                    max_attempts=max_attempts or settings.WEBHOOK_MAX_ATTEMPTS)
+def active_destinations(rule_ids) -> dict[int, list[Destination]]:
+    found: dict[int, list[Destination]] = {}
+    for destination in (Destination.objects.filter(rule__in=rule_ids, disabled_at__isnull=True)
+                        .select_related("shared")):
+        if not destination.is_disabled:
+            found.setdefault(destination.rule_id, []).append(destination)
+    return found
 
 
 def create_deliveries(events: list[AlertEvent]) -> list[Delivery]:
     """One delivery per event and active destination of its rule."""
     if not events:
         return []
-    destinations: dict[int, list[Destination]] = {}
-    for destination in Destination.objects.filter(rule__in={e.rule_id for e in events}, disabled_at__isnull=True):
-        destinations.setdefault(destination.rule_id, []).append(destination)
+    destinations = active_destinations({e.rule_id for e in events})
     deliveries = []
     for event in events:
-        payload = body(f"alert.{event.state}", event.rule, event.at, event.values)
-        deliveries += [_delivery(event.rule, d, f"alert.{event.state}", payload, event)
+        message = messages.for_rule(f"alert.{event.state}", event.rule, event.at, event.values)
+        rendered: dict[str, str] = {}
+        deliveries += [_delivery(event.project_id, event.rule, d, message, rendered, event)
                        for d in destinations.get(event.rule_id, [])]
     return Delivery.objects.bulk_create(deliveries)
 
 
-def create_test_deliveries(rule: AlertRule, values: list[dict]) -> list[Delivery]:
-    """A one-attempt `alert.test` to every active destination, with current values."""
-    payload = body("alert.test", rule, timezone.now(), values)
+def create_test_deliveries(rule: AlertRule, values: list[dict], destination: Destination | None = None
+                           ) -> list[Delivery]:
+    """A one-attempt `alert.test` with current values, to one destination or every active one."""
+    message = messages.for_rule("alert.test", rule, timezone.now(), values)
+    chosen = [destination] if destination else active_destinations([rule.pk]).get(rule.pk, [])
+    rendered: dict[str, str] = {}
     return Delivery.objects.bulk_create(
-        [_delivery(rule, d, "alert.test", payload, max_attempts=1)
-         for d in rule.destinations.filter(disabled_at__isnull=True)]
+        [_delivery(rule.project_id, rule, d, message, rendered, max_attempts=1) for d in chosen]
     )
+
+
+def create_notice_deliveries(project, at: datetime, detail: str) -> list[Delivery]:
+    """A project notice (checks not running) to each distinct destination its enabled rules use."""
+    message = messages.checks_not_running(project, at, detail)
+    seen, chosen = set(), []
+    rule_ids = AlertRule.objects.filter(project=project, enabled=True).values_list("pk", flat=True)
+    for destinations in active_destinations(list(rule_ids)).values():
+        for destination in destinations:
+            key = destination.shared_id or (destination.kind, repr(sorted(destination.config.items())))
+            if key not in seen:
+                seen.add(key)
+                chosen.append(destination)
+    rendered: dict[str, str] = {}
+    return Delivery.objects.bulk_create([_delivery(project.pk, None, d, message, rendered) for d in chosen])
+

@@ -7,8 +7,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from alerts.conditions import load_values, parse_duration
+from alerts.messages import rule_url
 from alerts.models import AlertEvent, AlertRule, Destination, RuleState
-from alerts.notifications import rule_url
 
 RULE_FIELDS = ("name", "match", "conditions", "enabled", "muted_until")
 
@@ -55,14 +55,15 @@ def replace_destinations(rule: AlertRule, destinations: list[dict]) -> None:
     existing = {(d.kind, _key(d.config)): d for d in rule.destinations.all()}
     keep, new = [], []
     for position, given in enumerate(destinations):
-        config = {k: v for k, v in given.items() if k != "type"}
+        config = {k: v for k, v in given.items() if k not in ("type", "shared_id")}
         found = existing.pop((given["type"], _key(config)), None)
         if found:
             if found.position != position:
                 Destination.objects.filter(pk=found.pk).update(position=position)
             keep.append(found.pk)
         else:
-            new.append(Destination(rule=rule, kind=given["type"], config=config, position=position))
+            new.append(Destination(rule=rule, kind=given["type"], config=config, position=position,
+                                   shared_id=given.get("shared_id")))
     Destination.objects.filter(rule=rule).exclude(pk__in=keep).delete()
     Destination.objects.bulk_create(new)
 
@@ -84,8 +85,11 @@ def enable_destination(destination: Destination) -> None:
 
 
 def destination_json(destination: Destination) -> dict:
-    return {"id": destination.pk, "type": destination.kind, **destination.config,
-            "disabled": destination.disabled_at is not None, "disabled_reason": destination.disabled_reason}
+    shown = {"id": destination.pk, "type": destination.kind, **destination.config}
+    if destination.shared_id:
+        shown["kind"] = destination.shared.kind
+    reason = destination.shared.disabled_reason if destination.shared_id else destination.disabled_reason
+    return {**shown, "disabled": destination.is_disabled, "disabled_reason": reason}
 
 
 def rule_json(rule: AlertRule) -> dict:

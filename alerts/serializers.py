@@ -19,6 +19,7 @@ from alerts.conditions import (
     RULE_METRICS,
     parse_duration,
 )
+from alerts.models import SharedDestination
 from alerts.transports import TRANSPORTS
 from alerts.transports.safe_http import UnsafeDestination, check_url
 
@@ -114,6 +115,24 @@ def validate_duration(value: str) -> int:
         raise serializers.ValidationError(str(error)) from None
 
 
+# Said wherever a destination on this machine is refused: how to reach one anyway.
+LOCAL_RECEIVER_HINT = ("to try a rule with a receiver on this machine, use the built-in webhook inbox "
+                       "(destination type inbox; the server needs WEBHOOK_INBOX=1) or start the server with "
+                       "WEBHOOK_ALLOW_PRIVATE=1")
+
+
+def guarded_url(value: str) -> str:
+    """A URL a user typed: refused when it names a loopback, private or link-local address."""
+    try:
+        check_url(value, allow_private=settings.WEBHOOK_ALLOW_PRIVATE)
+    except UnsafeDestination as error:
+        message = str(error)
+        if message.startswith("refused:"):
+            message += f"; destinations on loopback, private or link-local addresses are refused; {LOCAL_RECEIVER_HINT}"
+        raise serializers.ValidationError(message) from None
+    return value
+
+
 class WebhookDestinationSerializer(StrictSerializer):
     type = serializers.ChoiceField(choices=["webhook"])
     url = serializers.CharField(max_length=2000)
@@ -121,14 +140,7 @@ class WebhookDestinationSerializer(StrictSerializer):
                                    help_text="whsec_<base64> or any string; generated when absent.")
 
     def validate_url(self, value: str) -> str:
-        try:
-            check_url(value, allow_private=settings.WEBHOOK_ALLOW_PRIVATE)
-        except UnsafeDestination as error:
-            message = str(error)
-            if message.startswith("refused:"):
-                message += "; destinations on loopback, private or link-local addresses are refused"
-            raise serializers.ValidationError(message) from None
-        return value
+        return guarded_url(value)
 
     def validate_secret(self, value: str) -> str:
         if not signing.is_valid_secret(value):
@@ -154,8 +166,73 @@ class InboxDestinationSerializer(StrictSerializer):
         return {"type": "inbox", "secret": secret}
 
 
-DESTINATION_SERIALIZERS = {"webhook": WebhookDestinationSerializer, "inbox": InboxDestinationSerializer}
+class SlackDestinationSerializer(StrictSerializer):
+    type = serializers.ChoiceField(choices=["slack"])
+    url = serializers.CharField(max_length=2000, help_text="A Slack incoming-webhook URL.")
+
+    def validate_url(self, value: str) -> str:
+        return guarded_url(value)
+
+    def validate(self, data: dict) -> dict:
+        return {"type": "slack", "url": data["url"]}
+
+
+class EmailDestinationSerializer(StrictSerializer):
+    type = serializers.ChoiceField(choices=["email"])
+    to = serializers.ListField(child=serializers.EmailField(max_length=254), allow_empty=False, max_length=20)
+
+    def validate(self, data: dict) -> dict:
+        return {"type": "email", "to": list(dict.fromkeys(address.strip() for address in data["to"]))}
+
+
+class PagerDutyDestinationSerializer(StrictSerializer):
+    type = serializers.ChoiceField(choices=["pagerduty"])
+    routing_key = serializers.RegexField(r"^\S+$", max_length=64,
+                                         error_messages={"invalid": "must be the integration's routing key, "
+                                                                    "without spaces"},
+                                         help_text="The Events API v2 integration key of a PagerDuty service.")
+
+    def validate(self, data: dict) -> dict:
+        return {"type": "pagerduty", "routing_key": data["routing_key"]}
+
+
+class SharedDestinationRefSerializer(StrictSerializer):
+    """A project-wide destination, picked by its name."""
+
+    type = serializers.ChoiceField(choices=["shared"])
+    name = serializers.CharField(max_length=100)
+
+    def validate_name(self, value: str) -> str:
+        project = self.context.get("project")
+        found = SharedDestination.objects.filter(project=project, name=value).values_list("pk", flat=True).first()
+        if project is None or found is None:
+            raise serializers.ValidationError(f"no project destination is named {value!r}")
+        self.shared_id = found
+        return value
+
+    def validate(self, data: dict) -> dict:
+        return {"type": "shared", "name": data["name"], "shared_id": self.shared_id}
+
+
+DESTINATION_SERIALIZERS = {"webhook": WebhookDestinationSerializer, "inbox": InboxDestinationSerializer,
+                           "slack": SlackDestinationSerializer, "email": EmailDestinationSerializer,
+                           "pagerduty": PagerDutyDestinationSerializer}
 assert set(DESTINATION_SERIALIZERS) == set(TRANSPORTS), "every destination kind needs a serializer and a transport"
+RULE_DESTINATION_SERIALIZERS = {**DESTINATION_SERIALIZERS, "shared": SharedDestinationRefSerializer}
+
+
+def validated_destination(data, choices: dict, context: dict) -> dict:
+    if not isinstance(data, dict):
+        raise serializers.ValidationError("must be an object with a type")
+    kind = data.get("type")
+    if not isinstance(kind, str) or kind not in choices:
+        raise serializers.ValidationError(
+            {"type": [f"unknown destination type {kind!r}; known: {', '.join(choices)}"]}
+        )
+    serializer = choices[kind](data=data, context=context)
+    if not serializer.is_valid():
+        raise serializers.ValidationError(serializer.errors)
+    return serializer.validated_data
 
 
 @extend_schema_field(WebhookDestinationSerializer)
@@ -163,20 +240,37 @@ class DestinationField(serializers.Field):
     """Picks the serializer of the destination's `type`."""
 
     def to_internal_value(self, data):
-        if not isinstance(data, dict):
-            raise serializers.ValidationError("must be an object with a type")
-        kind = data.get("type")
-        if not isinstance(kind, str) or kind not in DESTINATION_SERIALIZERS:
-            raise serializers.ValidationError(
-                {"type": [f"unknown destination type {kind!r}; known: {', '.join(DESTINATION_SERIALIZERS)}"]}
-            )
-        serializer = DESTINATION_SERIALIZERS[kind](data=data)
-        if not serializer.is_valid():
-            raise serializers.ValidationError(serializer.errors)
-        return serializer.validated_data
+        return validated_destination(data, RULE_DESTINATION_SERIALIZERS, self.context)
 
     def to_representation(self, value):
         return value
+
+
+class SharedDestinationSerializer(serializers.Serializer):
+    """A project-wide destination: a name and one destination of any kind, written
+    flat (`{"name": "on-call", "type": "slack", "url": ...}`)."""
+
+    def __init__(self, *args, project=None, instance_pk=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.project, self.instance_pk = project, instance_pk
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise serializers.ValidationError({"body": ["must be an object with a name and a type"]})
+        errors, name = {}, data.get("name")
+        if not isinstance(name, str) or not name.strip() or len(name) > 100:
+            errors["name"] = ["a name of 1-100 characters is required"]
+        elif (SharedDestination.objects.filter(project=self.project, name=name.strip())
+              .exclude(pk=self.instance_pk).exists()):
+            errors["name"] = [f"the project already has a destination named {name.strip()!r}"]
+        try:
+            destination = validated_destination({k: v for k, v in data.items() if k != "name"},
+                                                DESTINATION_SERIALIZERS, {"project": self.project})
+        except serializers.ValidationError as error:
+            errors.update(error.detail if isinstance(error.detail, dict) else {"type": error.detail})
+        if errors:
+            raise serializers.ValidationError(errors)
+        return {"name": name.strip(), **destination}
 
 
 class AlertRuleSerializer(serializers.Serializer):

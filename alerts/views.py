@@ -41,7 +41,7 @@ def _preview(project, rule_data: dict) -> dict:
 @login_required
 def rule_list(request, slug):
     project = project_for_user_or_404(request.user, slug)
-    found = AlertRule.objects.filter(project=project).prefetch_related("destinations")
+    found = AlertRule.objects.filter(project=project).prefetch_related("destinations__shared")
     return render(request, "alerts/rule_list.html", {"project": project, "rules": found})
 
 
@@ -50,7 +50,7 @@ def _builder(request, project, rule: AlertRule | None):
     if request.method == "POST":
         rows = builder.rows_from_post(request.POST)
         data = builder.data_from_rows(rows)
-        serializer = AlertRuleSerializer(data=data, partial=rule is not None)
+        serializer = AlertRuleSerializer(data=data, partial=rule is not None, context={"project": project})
         if not serializer.is_valid():
             errors = flatten_errors(serializer.errors)
         elif request.POST.get("action") == "preview":

@@ -7,6 +7,7 @@ misconfigured.
 """
 
 import os
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -55,6 +56,17 @@ def envfloat(name: str, default: float) -> float:
         return float(value.strip())
     except ValueError:
         raise BadEnvironment(f"{name}={value!r} is not a number") from None
+
+
+def envurl(name: str, default: str) -> str:
+    """An absolute http(s) URL."""
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BadEnvironment(f"{name}={value!r} is not an http(s) URL")
+    return value.strip()
 
 
 def envlist(name: str, default: list[str]) -> list[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from celery.schedules import crontab
 from django.utils.csp import CSP
 
-from denoise_dashboard.env import envbool, envdatabase, envint, envlist, envstr
+from denoise_dashboard.env import envbool, envdatabase, envint, envlist, envstr, envurl
 from denoise_dashboard.secret_key import secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -320,3 +320,19 @@ if not SECURE_HSTS_PRELOAD:
 # project; GET /ops/metrics the server's own, for whoever holds this token.
 PROMETHEUS_CACHE_SECONDS = envint("PROMETHEUS_CACHE_SECONDS", 5)
 OPS_METRICS_TOKEN = envstr("OPS_METRICS_TOKEN", "")
+
+# --- Alert destinations: email, PagerDuty, storm control (issue 25) ---
+# Email destinations send through this SMTP server, named by the variables of
+# Django's old EMAIL_* settings (the contract's); Django 6 deprecates those
+# settings for MAILERS, so they are kept here as the SMTP backend's options.
+ALERT_SMTP = {
+    "host": envstr("EMAIL_HOST", "localhost"),
+    "port": envint("EMAIL_PORT", 25, minimum=1),
+    "username": envstr("EMAIL_HOST_USER", ""),
+    "password": envstr("EMAIL_HOST_PASSWORD", ""),
+    "use_tls": envbool("EMAIL_USE_TLS", False),
+}
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "denoise@localhost")
+# Where PagerDuty destinations post their events (the operator's choice, so not
+# held to the private-address guard).
+PAGERDUTY_EVENTS_URL = envurl("PAGERDUTY_EVENTS_URL", "https://events.pagerduty.com/v2/enqueue")

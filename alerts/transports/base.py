@@ -1,6 +1,7 @@
-"""What every destination kind implements: `notify(delivery)` (after healthchecks'
-hc/api/transports.py). It returns the receiver's answer on success and raises
-TransportError otherwise; `permanent` errors are not retried."""
+"""What every destination kind implements (after healthchecks' hc/api/transports.py):
+`render(message)`, the exact body frozen on the delivery when it is created, and
+`notify(delivery)`, one attempt to send it. `notify` returns the receiver's answer
+on success and raises TransportError otherwise; `permanent` errors are not retried."""
 
 from dataclasses import dataclass
 
@@ -25,6 +26,12 @@ class TransportError(Exception):
 class Transport:
     def __init__(self, destination):
         self.destination = destination
+        # A rule's link to a project-wide destination sends with that one's config.
+        self.config = destination.effective_config
+
+    @classmethod
+    def render(cls, message) -> str:
+        raise NotImplementedError
 
     def notify(self, delivery) -> Sent:
         raise NotImplementedError

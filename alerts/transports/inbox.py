@@ -15,7 +15,7 @@ class Inbox(Webhook):
     def notify(self, delivery) -> Sent:
         body = delivery.payload.encode()
         headers = self.headers(delivery, body, int(time.time()))
-        InboxMessage.objects.create(project_id=self.destination.rule.project_id, destination=self.destination,
+        InboxMessage.objects.create(project_id=delivery.project_id, destination=self.destination,
                                     delivery=delivery, headers=headers, body=delivery.payload)
         return Sent(status_code=202, response_excerpt="kept in the webhook inbox")
 
@@ -25,10 +25,10 @@ def verified(message: InboxMessage) -> bool:
     destination's secret, as a receiver would check it?"""
     destination = message.destination
     headers = message.headers
-    if destination is None or "secret" not in destination.config:
+    if destination is None or "secret" not in destination.effective_config:
         return False
     try:
-        expected = signing.signature(destination.config["secret"], headers.get("webhook-id", ""),
+        expected = signing.signature(destination.effective_config["secret"], headers.get("webhook-id", ""),
                                      int(headers.get("webhook-timestamp", "0")), message.body.encode())
     except ValueError:
         return False
