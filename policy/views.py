@@ -85,13 +85,18 @@ def rollback(request, slug):
     return redirect("policy:policy", slug)
 
 
+FILTER_FIELDS = ("range", "start", "end", "agent_id", "step", "source_type", "round")
+OBJECTIVE_FIELDS = ("objective", "cost_miss", "cost_review", "budget")
+
+
 @login_required
 @require_POST
 def apply_threshold(request, slug):
-    """From the Calibration page: the suggested block threshold into a new version."""
+    """From the Calibration page, in two steps: first the price of the
+    suggested block threshold on the same reviews (nothing written), then,
+    once the person confirms that number, a new version."""
     project = project_for_user_or_404(request.user, slug)
-    query = {key: value for key, value in request.POST.items()
-             if key in ("range", "start", "end", "agent_id", "step", "source_type", "round") and value}
+    query = {key: value for key, value in request.POST.items() if key in FILTER_FIELDS and value}
     back = reverse("metrics:calibration", args=[slug]) + ("?" + request.POST.get("query", "") if
                                                           request.POST.get("query") else "")
     params = ChartParamsSerializer(data=query)
@@ -100,10 +105,19 @@ def apply_threshold(request, slug):
             f"{field}: {' '.join(str(m) for m in problems)}" for field, problems in params.errors.items()))
         return redirect(back)
     scope, _, name = request.POST.get("scope", "profile").partition(":")
+    profile = request.POST.get("profile", "default")
     try:
-        policy = suggestion.apply(project, params.validated_data, scope, name,
-                                  request.POST.get("profile", "default"), person(request))
-    except suggestion.TooFewReviews as refused:
+        objective = suggestion.objective_from(request.POST)
+        if request.POST.get("confirm") != "yes":
+            priced = suggestion.preview(project, params.validated_data, scope, name, profile, objective)
+            return render(request, "policy/apply_preview.html", {
+                "project": project, "preview": priced, "back": back,
+                "fields": [(k, v) for k, v in request.POST.items()
+                           if k in (*FILTER_FIELDS, *OBJECTIVE_FIELDS, "scope", "profile", "query")],
+            })
+        policy = suggestion.apply(project, params.validated_data, scope, name, profile, person(request),
+                                  _confirmed_block(request.POST.get("block")), objective)
+    except suggestion.NoSuggestion as refused:
         messages.error(request, str(refused))
         return redirect(back)
     except PolicyError as error:
@@ -111,6 +125,13 @@ def apply_threshold(request, slug):
         return redirect(back)
     messages.success(request, f"Applied as version {policy.version}: {policy.note}")
     return redirect("policy:policy", slug)
+
+
+def _confirmed_block(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise PolicyError({"block": "confirm the threshold shown in the preview"}) from None
 
 
 @login_required

@@ -9,5 +9,16 @@ from metrics.stats import calibration
 
 
 def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
-    judged, unscored = judged_reviews.judged_nodes(project, params.start, params.end, params.filters, use_rollups)
-    return {"query": params.query(), "unscored_reviews": unscored, **calibration.summary(judged)}
+    judged, unscored = reviewed(project, params, use_rollups)
+    return {"query": params.query(), "unscored_reviews": unscored, **calibration.summary(judged),
+            "signals": calibration.signal_rocs(judged), "days": window_days(params)}
+
+
+def window_days(params: ChartParams) -> float:
+    """The window's length in days: what "per day" divides by."""
+    return (params.end - params.start).total_seconds() / 86400
+
+
+def reviewed(project, params: ChartParams, use_rollups: bool = True) -> tuple[list, int]:
+    """(the reviewed answers with a confidence, the reviews without one) the page judges."""
+    return judged_reviews.judged_nodes(project, params.start, params.end, params.filters, use_rollups)

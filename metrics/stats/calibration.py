@@ -11,6 +11,12 @@
   maximises Youden's J = caught − false alarms, the point where one more
   percent of review load stops buying a percent of caught errors; ties go to
   the lower threshold (less review).
+- Other operating points on the same curve: the threshold of least expected
+  cost (a missed error against a review) or the most errors caught within a
+  review budget per day (`cheapest`, `within_budget`), and what any threshold
+  does to the reviewed answers (`effect`: fuse rate, reviews per day,
+  incorrect answers let through). ROC curves for self-consistency and
+  semantic entropy beside the confidence's (`signal_rocs`).
 - Correlation of uncertainty (1 − confidence) and of each reported metric
   with an incorrect verdict (Pearson, i.e. point-biserial).
 - Per agent: the same error and AUC, and how far its mean confidence
@@ -182,3 +188,81 @@ def summary(judged: list[Judged]) -> dict:
         "correlations": correlations(judged),
         "by_agent": by_agent(judged),
     }
+
+
+# ---- operating points and their price
+
+# The signals Calibration draws a ROC for besides the confidence: a node
+# metric's name, and whether a higher value means more confidence.
+SIGNALS = (("self_consistency_score", True), ("semantic_entropy", False))
+
+
+def signal_rocs(judged: list[Judged]) -> list[dict]:
+    """The ROC of each signal the reviewed answers report (the confidence
+    first), as `roc` computes it: for a signal where higher means less sure
+    (entropy) its negation is ranked. Signals without both verdicts are left out."""
+    found = [{"signal": "confidence", "count": len(judged), **_curve(roc(judged))}]
+    for name, higher_is_surer in SIGNALS:
+        scored = [Judged(float(j.metrics[name]) * (1 if higher_is_surer else -1), j.correct)
+                  for j in judged if is_metric_value(j.metrics.get(name))]
+        curve = roc(scored)
+        if curve["auc"] is not None:
+            found.append({"signal": name, "count": len(scored), **_curve(curve)})
+    return found
+
+
+def _curve(found: dict) -> dict:
+    return {"auc": found["auc"], "points": [{"fpr": p["fpr"], "tpr": p["tpr"]} for p in found["points"]]}
+
+
+def effect(judged: list[Judged], threshold: float, days: float) -> dict:
+    """What a block threshold does to these reviewed answers: the share it
+    fuses (confidence below it), those answers per day (each one a person's
+    review once the ladder escalates it), and the incorrect answers it lets
+    through (at or above it)."""
+    flagged = sum(j.confidence < threshold for j in judged)
+    incorrect = sum(not j.correct for j in judged)
+    let_through = sum(not j.correct and j.confidence >= threshold for j in judged)
+    return {"threshold": threshold, "answers": len(judged), "flagged": flagged,
+            "fuse_rate": flagged / len(judged) if judged else None,
+            "reviews_per_day": flagged / days if days > 0 else None,
+            "incorrect": incorrect, "let_through": let_through,
+            "let_through_share": let_through / incorrect if incorrect else None}
+
+
+def candidates(judged: list[Judged]) -> list[tuple[float, int, int]]:
+    """(threshold, answers flagged, incorrect answers caught) for every
+    threshold that flags a different set: nothing, then everything at or
+    below each distinct confidence (the threshold just above it, as in `roc`)."""
+    ordered = sorted((j.confidence, j.correct) for j in judged)
+    found = [(0.0, 0, 0)]
+    flagged = caught = i = 0
+    while i < len(ordered):
+        value = ordered[i][0]
+        while i < len(ordered) and ordered[i][0] == value:
+            flagged += 1
+            caught += not ordered[i][1]
+            i += 1
+        found.append((ordered[i][0] if i < len(ordered) else value + 1e-9, flagged, caught))
+    return found
+
+
+def cheapest(judged: list[Judged], cost_miss: float, cost_review: float) -> dict | None:
+    """The threshold of least expected cost: cost_miss per incorrect answer
+    let through plus cost_review per answer fused (a person looks at it);
+    ties go to the lower threshold (less review)."""
+    incorrect = sum(not j.correct for j in judged)
+    if not judged:
+        return None
+    best = min(candidates(judged), key=lambda c: (cost_miss * (incorrect - c[2]) + cost_review * c[1], c[0]))
+    return {"threshold": best[0], "cost": cost_miss * (incorrect - best[2]) + cost_review * best[1]}
+
+
+def within_budget(judged: list[Judged], reviews_per_day: float, days: float) -> dict | None:
+    """The threshold that catches the most incorrect answers while fusing at
+    most `reviews_per_day` of them a day; ties go to the lower threshold."""
+    if not judged or days <= 0:
+        return None
+    allowed = [c for c in candidates(judged) if c[1] / days <= reviews_per_day]
+    best = max(allowed, key=lambda c: (c[2], -c[0]))
+    return {"threshold": best[0], "reviews_per_day": best[1] / days}

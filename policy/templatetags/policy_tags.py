@@ -30,8 +30,9 @@ def apply_threshold_box(context, project):
     found["window"] = {"start": params.query()["start"], "end": params.query()["end"]}
     try:
         found["suggestion"] = suggestion.suggest(project, params)
-    except suggestion.TooFewReviews as refused:
+    except suggestion.NoSuggestion as refused:
         found["refused"] = str(refused)
+        found["fix_signal"] = isinstance(refused, suggestion.FixSignalFirst)
     filters = params.filters
     # The scope carries its name (`by_step:refund`): the page needs no script to keep them together.
     found["scopes"] = [("profile", "the default profile")]
@@ -40,3 +41,14 @@ def apply_threshold_box(context, project):
     if filters.step:
         found["scopes"].insert(0, (f"by_step:{filters.step}", f"step {filters.step}"))
     return found
+
+
+@register.filter
+def share(value) -> str:
+    """0.361 → 36.1%; no value → –."""
+    return "–" if value is None else f"{float(value) * 100:.1f}%"
+
+
+@register.filter
+def per_day(value) -> str:
+    return "–" if value is None else f"{float(value):.1f}"

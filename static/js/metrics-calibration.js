@@ -45,6 +45,13 @@
         customdata: points.map(function (p) { return [p.threshold, p.review_load]; }),
         hovertemplate: "t=%{customdata[0]:.3f}: catches %{y:.1%}, false alarms %{x:.1%}, review load %{customdata[1]:.1%}<extra></extra>" },
     ];
+    // The other signals the reviewed answers report, on the same axes.
+    (data.signals || []).slice(1).forEach(function (signal, k) {
+      roc.push({ type: "scatter", mode: "lines", name: signal.signal + ": area " + M.num(signal.auc) + ", n=" + signal.count,
+                 x: signal.points.map(function (p) { return p.fpr; }), y: signal.points.map(function (p) { return p.tpr; }),
+                 line: { dash: k ? "dot" : "dashdot" },
+                 hovertemplate: "catches %{y:.1%}, false alarms %{x:.1%}<extra></extra>" });
+    });
     if (best) {
       roc.push({ type: "scatter", mode: "markers+text", name: "suggested threshold", x: [best.fpr], y: [best.tpr],
                  text: ["t=" + M.num(best.threshold)], textposition: "bottom right", marker: { size: 12, color: "#d73027" } });

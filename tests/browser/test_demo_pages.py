@@ -84,7 +84,7 @@ def test_calibration_finds_confidence_informative_and_names_the_miscalibrated_ag
     page.goto(f"{demo.url}/metrics/demo/calibration/")
     page.wait_for_selector(METRICS_READY)
     # The figure a person reads: the ROC curve's legend.
-    legend = page.locator("#chart-roc .legendtext", has_text="AUC").text_content()
+    legend = page.locator("#chart-roc .legendtext", has_text="ROC (AUC").text_content()
     auc = float(re.search(r"AUC ([0-9.]+)", legend).group(1))
     print(f"demo calibration: ROC AUC {auc:.3f}")
     assert auc >= 0.75, legend

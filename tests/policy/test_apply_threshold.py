@@ -1,6 +1,7 @@
 """Apply this threshold: Calibration's suggested block threshold becomes a new
-policy version with a note saying where it came from; too few reviews, no
-suggestion (and the page says how many are needed)."""
+policy version with a note saying where it came from, once its price was shown
+and confirmed; too few reviews, no suggestion (and the page says how many are
+needed)."""
 
 import re
 
@@ -13,11 +14,19 @@ RANGE = {"start": (BASE_TIME.replace(hour=0)).strftime("%Y-%m-%dT%H:%M:%S"),
 APPLY = "/policy/acme/apply-threshold"
 
 
+def confirmed(member, data):
+    """Apply, as the page does it: the preview first, then the confirmation of the threshold it priced."""
+    shown = member.post(APPLY, data)
+    assert shown.status_code == 200, shown
+    block = re.search(r'name="block" value="([^"]+)"', shown.content.decode()).group(1)
+    return member.post(APPLY, {**data, "block": block, "confirm": "yes"})
+
+
 def test_calibration_offers_the_suggested_threshold_and_applying_it_makes_a_version(member, ingest, api):
     ingest(*reviewed_nodes(60))
     page = member.get("/metrics/acme/calibration/", RANGE).content.decode()
     assert "Apply this threshold" in page
-    response = member.post(APPLY, {**RANGE, "scope": "profile"})
+    response = confirmed(member, {**RANGE, "scope": "profile"})
     assert response.status_code == 302 and response["Location"] == "/policy/acme/"
     policy = api.get("/api/v1/policy").json()
     assert policy["version"] == 1
@@ -32,8 +41,8 @@ def test_the_threshold_can_go_to_the_agent_type_or_the_step_filtered_on(member, 
     ingest(*reviewed_nodes(60))
     page = member.get("/metrics/acme/calibration/", {**RANGE, "agent_id": "retrieval_agent_v2"}).content.decode()
     assert "by_agent_type:retrieval_agent_v2" in page
-    member.post(APPLY, {**RANGE, "agent_id": "retrieval_agent_v2", "scope": "by_agent_type:retrieval_agent_v2"})
-    member.post(APPLY, {**RANGE, "step": "retrieval", "scope": "by_step:retrieval"})
+    confirmed(member, {**RANGE, "agent_id": "retrieval_agent_v2", "scope": "by_agent_type:retrieval_agent_v2"})
+    confirmed(member, {**RANGE, "step": "retrieval", "scope": "by_step:retrieval"})
     profile = api.get("/api/v1/policy").json()["profiles"]["default"]
     assert profile["block"] == 0.5
     assert 0.3 < profile["by_agent_type"]["retrieval_agent_v2"]["block"] < 0.5
@@ -69,5 +78,5 @@ def test_with_no_range_chosen_the_box_judges_the_reviews_the_page_shows(member, 
     page = member.get("/metrics/acme/calibration/").content.decode()
     assert 'id="range-fitted"' in page and "60 reviews)" in page and "Apply this threshold" in page
     fields = dict(re.findall(r'<input type="hidden" name="(start|end)" value="([^"]*)">', page))
-    member.post(APPLY, {**fields, "scope": "profile"})
+    confirmed(member, {**fields, "scope": "profile"})
     assert "60 reviews" in api.get("/api/v1/policy").json()["note"]

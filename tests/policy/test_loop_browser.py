@@ -8,6 +8,7 @@ import pytest
 from django.utils import timezone
 
 from provenance.ingest import ingest_events
+from tests.browser.conftest import screenshot
 from tests.conftest import node_event, signed_in
 from tests.policy.calibration_data import reviewed_nodes
 
@@ -41,6 +42,12 @@ def test_apply_the_threshold_then_resolve_an_escalation(live_server, page, membe
     assert reviewed_count(page) == 60
     suggested = page.locator("#suggested-block").text_content()
     page.get_by_role("button", name="Apply this threshold").click()
+    # The price first, nothing written yet; then the confirmation.
+    page.wait_for_selector("#apply-price")
+    assert page.locator("#apply-price tr[data-figure]").count() == 3
+    assert page.locator("#apply-price th", has_text=f"with block {suggested}").count() == 1
+    screenshot(page, "apply-threshold-preview.png")
+    page.locator("#confirm-threshold").click()
     page.wait_for_url(f"{live_server.url}/policy/acme/")
     assert page.locator("#current-version").text_content() == "version 1"
     assert "Applied as version 1" in page.locator(".messages").text_content()
