@@ -128,6 +128,15 @@ def envdatabase(name: str, default_sqlite_path) -> dict:
     }
 
 
+def envreplica(name: str, primary: dict) -> dict:
+    """A read replica of `primary`: PostgreSQL only, since it is a streaming replica."""
+    if not os.environ.get(name, "").startswith(("postgres://", "postgresql://", "pgsql://")):
+        raise BadEnvironment(f"{name}: a read replica is a postgres:// URL")
+    if primary["ENGINE"] != "django.db.backends.postgresql":
+        raise BadEnvironment(f"{name}: a read replica needs a PostgreSQL DATABASE_URL (it is its streaming replica)")
+    return envdatabase(name, "")
+
+
 def _check_connection():
     from psycopg_pool import ConnectionPool
 

@@ -13,6 +13,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse
 from django.template import loader
 
+from core.replica import REPLICA, reading_alias
 from denoise_dashboard.limits.answers import OTLP_PATH, refusal
 from provenance.api import errors as api_errors
 
@@ -65,8 +66,9 @@ def note_unreachable(exception) -> None:
 
     global _fast_fail_until
     # Only "no connection could be had": a deadlock or a query cancelled is one
-    # request's failure, not the database's.
-    if isinstance(exception.__cause__, PoolTimeout):
+    # request's failure, not the database's. Nor is a read replica going away:
+    # the primary answers instead (replica_reads.py).
+    if isinstance(exception.__cause__, PoolTimeout) and reading_alias() != REPLICA:
         _fast_fail_until = time.monotonic() + FAST_FAIL_SECONDS
 
 

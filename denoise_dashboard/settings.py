@@ -11,7 +11,7 @@ from pathlib import Path
 from celery.schedules import crontab
 from django.utils.csp import CSP
 
-from denoise_dashboard.env import envbool, envdatabase, envint, envlist, envstr, envurl
+from denoise_dashboard.env import envbool, envdatabase, envint, envlist, envreplica, envstr, envurl
 from denoise_dashboard.secret_key import secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -55,6 +55,8 @@ MIDDLEWARE = [
     "denoise_dashboard.limits.api.ApiRateLimitMiddleware",
     "denoise_dashboard.chunked_bodies.measure_chunked_bodies",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Outside the outage middleware: a replica lost mid-request is answered by the primary.
+    "denoise_dashboard.replica_reads.ReplicaReadsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -87,6 +89,13 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": envdatabase("DATABASE_URL", VAR_DIR / "db.sqlite3")}
+# A PostgreSQL streaming replica of DATABASE_URL for pages and read API requests
+# (core/replica.py, denoise_dashboard/replica_reads.py); writes stay on the primary.
+DATABASE_REPLICA_URL = envstr("DATABASE_REPLICA_URL", "")
+REPLICA_MAX_LAG = envint("REPLICA_MAX_LAG", 10, minimum=0)
+if DATABASE_REPLICA_URL:
+    DATABASES["replica"] = {**envreplica("DATABASE_REPLICA_URL", DATABASES["default"]), "TEST": {"MIRROR": "default"}}
+    DATABASE_ROUTERS = ["core.replica.ReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = envstr("REDIS_URL", "")

@@ -18,7 +18,9 @@ def as_postgres(*command: str) -> list[str]:
 
 
 class OwnPostgres:
-    def __init__(self):
+    def __init__(self, standby_of: "OwnPostgres | None" = None):
+        """A new cluster of our own; with `standby_of`, a streaming replica of that
+        (running) cluster, copied from it with pg_basebackup."""
         if BIN is None or shutil.which("runuser") is None and os.geteuid() == 0:
             raise RuntimeError("PostgreSQL server binaries are not installed")
         self.dir = Path(tempfile.mkdtemp(prefix="denoise-own-pg-"))
@@ -26,8 +28,23 @@ class OwnPostgres:
         self.data = self.dir / "data"
         self.port = free_port()
         self.url = f"postgres://postgres@127.0.0.1:{self.port}/denoise_outage"
-        subprocess.run(as_postgres(str(BIN / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust",
-                                   "--no-sync", "-E", "UTF8"), check=True, capture_output=True)
+        if standby_of is None:
+            subprocess.run(as_postgres(str(BIN / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust",
+                                       "--no-sync", "-E", "UTF8"), check=True, capture_output=True)
+            # initdb's trust pg_hba already admits replication connections from 127.0.0.1.
+            with open(self.data / "postgresql.conf", "a") as conf:
+                conf.write("wal_level = replica\nmax_wal_senders = 5\nhot_standby = on\n")
+        else:
+            # -R writes standby.signal and primary_conninfo: the copy starts as a hot standby.
+            subprocess.run(as_postgres(str(BIN / "pg_basebackup"), "-h", "127.0.0.1", "-p", str(standby_of.port),
+                                       "-U", "postgres", "-D", str(self.data), "-R", "-X", "stream", "--no-sync"),
+                           check=True, capture_output=True)
+
+    def sql(self, statement: str, database: str = "denoise_outage") -> str:
+        """One statement through psql; its output, unaligned and without headers."""
+        return subprocess.run(as_postgres(str(BIN / "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U",
+                                          "postgres", "-d", database, "-Atc", statement),
+                              check=True, capture_output=True, text=True).stdout.strip()
 
     def start(self):
         options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
