@@ -1,7 +1,7 @@
 """JSON Schemas of the alerts API's answers (`alerts.rules.rule_json`,
 `event_json`), for the OpenAPI document."""
 
-from alerts.conditions import FILTER_KEYS, MATCHES, OPS, RULE_METRICS
+from alerts.conditions import MATCHES, OPS, RULE_FILTER_KEYS, RULE_METRICS
 from alerts.models import RuleState
 from alerts.transports import TRANSPORTS
 from provenance.api.openapi import BOOLEAN, DATETIME, INTEGER, NUMBER, STRING, array, enum, nullable, obj
@@ -11,7 +11,7 @@ CONDITION = obj(
         "metric": enum(*RULE_METRICS),
         "window": {**STRING, "example": "15m"},
         "change": enum("relative"),
-        "filters": obj({key: STRING for key in FILTER_KEYS}, required=[]),
+        "filters": obj({key: INTEGER if key == "round" else STRING for key in RULE_FILTER_KEYS}, required=[]),
         "op": enum(*OPS),
         "threshold": NUMBER,
     },

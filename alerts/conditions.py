@@ -21,7 +21,7 @@ RULE_METRICS = (*ALL_METRICS, HEALTH_FINDINGS, EVAL_ACCURACY)
 # Shares between 0 and 1, shown (and typed in the rule builder) as percentages.
 RATE_METRICS = ("high_uncertainty_ratio", "fuse_rate", "failure_rate", "downweight_rate", "retry_success_rate",
                 "escalation_rate", "root_cause_share", EVAL_ACCURACY)
-FILTER_KEYS = ("agent_id", "step", "source_type")  # filters over nodes
+FILTER_KEYS = ("agent_id", "step", "source_type", "round", "model", "environment")  # filters over nodes
 DATASET_FILTER = "dataset"  # eval_accuracy's one filter
 RULE_FILTER_KEYS = (*FILTER_KEYS, DATASET_FILTER)
 OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
@@ -59,7 +59,7 @@ class Condition:
             op=data["op"],
             threshold=float(data["threshold"]),
             relative=data.get("change") == "relative",
-            filters=Filters(**{key: given[key] for key in FILTER_KEYS if given.get(key)}),
+            filters=Filters(**{key: given[key] for key in FILTER_KEYS if given.get(key) not in (None, "")}),
             dataset=given.get(DATASET_FILTER) or "",
         )
 

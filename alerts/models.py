@@ -70,6 +70,10 @@ class SharedDestination(models.Model):
     def __str__(self):
         return f"{self.name} ({self.kind})"
 
+    @property
+    def target(self) -> str:
+        return describe_target(self.kind, self.config)
+
 
 class Destination(models.Model):
     """Where a rule's notifications go; `config` is validated by the serializer

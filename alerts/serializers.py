@@ -44,6 +44,12 @@ class FiltersSerializer(StrictSerializer):
     agent_id = serializers.CharField(required=False, allow_blank=True, max_length=255)
     step = serializers.CharField(required=False, allow_blank=True, max_length=255)
     source_type = serializers.CharField(required=False, allow_blank=True, max_length=64)
+    round = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1,
+                                     help_text="One backflow round: only nodes of this round count.")
+    model = serializers.CharField(required=False, allow_blank=True, max_length=255)
+    environment = serializers.RegexField(r"^[A-Za-z0-9_-]{1,50}$", required=False, allow_blank=True,
+                                         error_messages={"invalid": "an environment is 1-50 letters, digits, - or _"},
+                                         help_text="The traces' environment (default production).")
     dataset = serializers.CharField(required=False, allow_blank=True, max_length=100,
                                     help_text="eval_accuracy only: the truth set whose runs are read.")
 
@@ -76,7 +82,7 @@ class ConditionSerializer(StrictSerializer):
         missing = [name for name, field in self.fields.items() if field.required and name not in data]
         if missing:
             raise serializers.ValidationError({name: "This field is required." for name in missing})
-        filters = {key: value for key, value in (data.get("filters") or {}).items() if value}
+        filters = {key: value for key, value in (data.get("filters") or {}).items() if value not in (None, "")}
         check_metric_filters(data["metric"], filters)
         if "window" not in data and data["metric"] != EVAL_ACCURACY:
             raise serializers.ValidationError({"window": ["This field is required."]})

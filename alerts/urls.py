@@ -17,4 +17,11 @@ urlpatterns = [
     path("<slug:slug>/<int:rule_id>/delete/", views.rule_delete, name="rule-delete"),
     path("<slug:slug>/<int:rule_id>/destinations/<int:destination_id>/enable/", views.destination_enable,
          name="destination-enable"),
+    path("<slug:slug>/<int:rule_id>/destinations/<int:destination_id>/test/", views.destination_test,
+         name="destination-test"),
+    path("<slug:slug>/destinations/", views.destinations, name="destinations"),
+    path("<slug:slug>/destinations/<int:destination_id>/delete/", views.destination_delete,
+         name="destination-delete"),
+    path("<slug:slug>/destinations/<int:destination_id>/enable/", views.shared_destination_enable,
+         name="shared-destination-enable"),
 ]

@@ -11,12 +11,13 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
-from alerts import builder, evaluation, examples, notifications, rules
-from alerts.conditions import FILTER_KEYS, MATCHES, OPS, RULE_METRICS, load_values
-from alerts.models import AlertEvent, AlertRule, Delivery, DeliveryAttempt, Destination, InboxMessage
-from alerts.serializers import AlertRuleSerializer
+from alerts import builder, delivery, evaluation, examples, notifications, rules, shared_destinations
+from alerts.conditions import FILTER_KEYS, MATCHES, OPS, RATE_METRICS, RULE_METRICS, load_values
+from alerts.models import AlertEvent, AlertRule, Delivery, DeliveryAttempt, Destination, InboxMessage, SharedDestination
+from alerts.serializers import AlertRuleSerializer, SharedDestinationSerializer
 from alerts.tasks import send_after_commit
 from alerts.transports.inbox import verified
+from metrics.filter_options import filter_options
 from provenance.api.errors import flatten_errors
 from provenance.membership import project_for_user_or_404
 
@@ -51,11 +52,11 @@ def _builder(request, project, rule: AlertRule | None):
         rows = builder.rows_from_post(request.POST)
         data = builder.data_from_rows(rows)
         serializer = AlertRuleSerializer(data=data, partial=rule is not None, context={"project": project})
-        if not serializer.is_valid():
-            errors = flatten_errors(serializer.errors)
-        elif request.POST.get("action") == "preview":
+        valid = serializer.is_valid()
+        errors = {**(flatten_errors(serializer.errors) if not valid else {}), **builder.percent_errors(rows)}
+        if not errors and request.POST.get("action") == "preview":
             preview = _preview(project, serializer.validated_data)
-        else:
+        elif not errors:
             if rule is None:
                 rule = rules.create_rule(project, serializer.validated_data)
                 messages.success(request, "Rule created.")
@@ -68,8 +69,19 @@ def _builder(request, project, rule: AlertRule | None):
     return render(request, "alerts/rule_form.html", {
         "project": project, "rule": rule, "rows": rows, "errors": errors, "preview": preview,
         "metrics": RULE_METRICS, "ops": list(OPS), "matches": MATCHES, "filter_keys": FILTER_KEYS,
-        "blank_condition": builder.BLANK_CONDITION,
+        "blank_condition": builder.BLANK_CONDITION, "blank_destination": builder.BLANK_DESTINATION,
+        "known": known_values(project), "rate_metrics": RATE_METRICS,
+        "destination_types": [t for t in builder.DESTINATION_TYPES if t != "inbox" or settings.WEBHOOK_INBOX],
+        "shared_destinations": SharedDestination.objects.filter(project=project),
+        "shared_prefix": builder.SHARED_PREFIX, "allow_private": settings.WEBHOOK_ALLOW_PRIVATE,
+        "inbox_on": settings.WEBHOOK_INBOX,
     })
+
+
+def known_values(project) -> dict[str, list]:
+    """What the builder's filter inputs offer: the values the project's data holds."""
+    options = filter_options(project)
+    return {key: [str(value) for value in options.get(key, [])] for key in (*FILTER_KEYS, "model")}
 
 
 @login_required
@@ -94,8 +106,10 @@ def rule_detail(request, slug, rule_id):
     events = list(AlertEvent.objects.filter(rule=rule).order_by("-at", "-pk")[:20])
     for event in events:
         event.shown_values = load_values(event.values)
+    destinations = list(rule.destinations.select_related("shared"))
     return render(request, "alerts/rule_detail.html", {
-        "project": project, "rule": rule, "destinations": rule.destinations.all(), "deliveries": deliveries,
+        "project": project, "rule": rule, "destinations": destinations, "deliveries": deliveries,
+        "active_destinations": [d for d in destinations if not d.is_disabled],
         "events": events, "preview": _preview(project, {"match": rule.match, "conditions": rule.conditions}),
         "mute_choices": MUTE_CHOICES, "muted": rule.is_muted(),
         "last_values": load_values(rule.last_values),
@@ -163,6 +177,28 @@ def rule_test(request, slug, rule_id):
 
 @login_required
 @require_POST
+def destination_test(request, slug, rule_id, destination_id):
+    """One test to one destination, attempted now, so the page can say what the receiver answered."""
+    project, rule = _rule(request, slug, rule_id)
+    destination = get_object_or_404(Destination.objects.select_related("shared"), rule=rule, pk=destination_id)
+    preview = _preview(project, {"match": rule.match, "conditions": rule.conditions})
+    values = [{"metric": v["condition"]["metric"], "value": v["value"]} for v in preview["values"]]
+    [sent] = notifications.create_test_deliveries(rule, values, destination)
+    delivery.attempt_many([sent.pk])
+    attempt = sent.attempts.order_by("-number").first()
+    if attempt is None:
+        messages.error(request, "The test could not be attempted; see the deliveries below.")
+    elif attempt.success:
+        answer = f"{attempt.status_code} {attempt.response_excerpt}".strip()
+        messages.success(request, f"Test delivered to {destination.target}: the receiver answered {answer[:300]}")
+    else:
+        answer = f" (answered {attempt.status_code}: {attempt.response_excerpt[:200]})" if attempt.status_code else ""
+        messages.error(request, f"Test to {destination.target} failed: {attempt.error}{answer}")
+    return redirect(rule)
+
+
+@login_required
+@require_POST
 def rule_delete(request, slug, rule_id):
     project, rule = _rule(request, slug, rule_id)
     rule.delete()
@@ -202,3 +238,48 @@ def _pretty(body: str) -> str:
         return json.dumps(json.loads(body), indent=2, allow_nan=True)
     except ValueError:
         return body
+
+
+@login_required
+def destinations(request, slug):
+    """Project-wide destinations: set once, picked by any rule."""
+    project = project_for_user_or_404(request.user, slug)
+    errors, typed = None, dict(builder.BLANK_DESTINATION, name="")
+    if request.method == "POST":
+        typed = {key: request.POST.get(key, "").strip() for key in ("name", *builder.DESTINATION_INPUTS)}
+        data = {"name": typed["name"], **builder.destination_from_row(typed)}
+        serializer = SharedDestinationSerializer(data=data, project=project)
+        if serializer.is_valid():
+            created = shared_destinations.create(project, serializer.validated_data)
+            messages.success(request, f"Destination {created.name!r} added: rules can pick it now.")
+            return redirect("alerts:destinations", project.slug)
+        errors = flatten_errors(serializer.errors)
+    found = SharedDestination.objects.filter(project=project).prefetch_related("uses__rule")
+    return render(request, "alerts/destinations.html", {
+        "project": project, "destinations": found, "errors": errors, "typed": typed,
+        "destination_types": [t for t in builder.DESTINATION_TYPES if t != "inbox" or settings.WEBHOOK_INBOX],
+        "allow_private": settings.WEBHOOK_ALLOW_PRIVATE, "inbox_on": settings.WEBHOOK_INBOX,
+    })
+
+
+def _shared(request, slug, destination_id):
+    project = project_for_user_or_404(request.user, slug)
+    return project, get_object_or_404(SharedDestination, project=project, pk=destination_id)
+
+
+@login_required
+@require_POST
+def destination_delete(request, slug, destination_id):
+    project, found = _shared(request, slug, destination_id)
+    found.delete()
+    messages.success(request, f"Destination {found.name!r} deleted; the rules that used it no longer send there.")
+    return redirect("alerts:destinations", project.slug)
+
+
+@login_required
+@require_POST
+def shared_destination_enable(request, slug, destination_id):
+    project, found = _shared(request, slug, destination_id)
+    shared_destinations.enable(found)
+    messages.success(request, f"Destination {found.name!r} enabled again.")
+    return redirect("alerts:destinations", project.slug)

@@ -99,7 +99,7 @@ INVALID = [
     (with_condition(threshold=None), "conditions[0].threshold", "null"),
     (with_condition(change="absolute"), "conditions[0].change", "not a valid choice"),
     (with_condition(filters={"agent": "a"}), "conditions[0].filters.agent", "unknown field"),
-    (with_condition(filters={"round": 2}), "conditions[0].filters.round", "unknown field"),
+    (with_condition(filters={"rounds": 2}), "conditions[0].filters.rounds", "unknown field"),
     (with_condition(thresold=0.3), "conditions[0].thresold", "unknown field"),
     ({**CONTRACT_EXAMPLE, "for": "5 minutes"}, "for", "duration"),
     ({**CONTRACT_EXAMPLE, "destinations": [{"type": "sms", "to": "+15550100"}]}, "destinations[0].type",

@@ -20,8 +20,9 @@ def builder_post(**overrides) -> dict:
         "condition_metric": ["fuse_rate", "failure_rate"], "condition_window": ["15m", "15m"],
         "condition_change": ["", ""], "condition_agent_id": ["", ""],
         "condition_step": ["", "entity_extraction"], "condition_source_type": ["", ""],
-        "condition_op": [">", ">"], "condition_threshold": ["0.2", "0.7"],
-        "destination_url": ["https://example.org/hook"], "destination_secret": [SECRET],
+        "condition_op": [">", ">"], "condition_threshold": ["20", "70"],  # rates are typed as percentages
+        "destination_type": ["webhook"], "destination_address": ["https://example.org/hook"],
+        "destination_secret": [SECRET],
     }
     form.update(overrides)
     return form
@@ -76,7 +77,7 @@ def test_the_builder_creates_a_rule(member, api):
 
 
 def test_the_builder_shows_errors_by_field_and_keeps_the_input(member):
-    response = member.post("/alerts/acme/new/", builder_post(condition_threshold=["0.2", "lots"],
+    response = member.post("/alerts/acme/new/", builder_post(condition_threshold=["20", "lots"],
                                                             condition_window=["15m", "15 minutes"]))
     assert response.status_code == 200
     page = response.content.decode()
@@ -89,13 +90,14 @@ def test_the_builder_shows_errors_by_field_and_keeps_the_input(member):
 def test_preview_says_whether_the_rule_holds_now_without_saving(member, ingest):
     recent_fused_nodes(ingest)
     response = member.post("/alerts/acme/new/", builder_post(action="preview", condition_metric=["fuse_rate",
-                                                                                                 "node_count"]))
+                                                                                                 "node_count"],
+                                                            condition_threshold=["20", "0.7"]))
     page = response.content.decode()
     assert "As of now this rule would be: <strong>holding</strong>" in page
-    assert re.search(r"fuse_rate over 15m &gt; 0.2</code>: value <strong>1</strong> — holds", page)
+    assert re.search(r"fuse_rate over 15m &gt; 0.2</code>: value <strong>1</strong> — holds", page), "20 is 20%"
     assert AlertRule.objects.count() == 0
 
-    response = member.post("/alerts/acme/new/", builder_post(action="preview", condition_threshold=["0.2", "5"],
+    response = member.post("/alerts/acme/new/", builder_post(action="preview", condition_threshold=["20", "5"],
                                                             condition_metric=["fuse_rate", "node_count"],
                                                             condition_step=["", ""]))
     page = response.content.decode()
@@ -182,3 +184,86 @@ def test_history_lists_events_with_values_and_example_traces(member, create_rule
     assert links[1] == ("/p/acme/traces/calm-trace/", "calm-trace")
     assert "<script>alert(1)" not in page
     assert f"/alerts/acme/{rule['id']}/" in page
+
+
+def test_the_builder_takes_rates_as_percentages_and_shows_them_back(member, api):
+    member.post("/alerts/acme/new/", builder_post())
+    rule = api.get("/api/v1/alert-rules").json()[0]
+    assert [c["threshold"] for c in rule["conditions"]] == [0.2, 0.7]
+    form = member.get(f"/alerts/acme/{rule['id']}/edit/").content.decode()
+    assert form.count('name="condition_threshold" value="20"') == 1
+    assert 'name="condition_threshold" value="70"' in form
+
+
+def test_a_rate_over_100_percent_is_refused_by_the_builder(member):
+    response = member.post("/alerts/acme/new/", builder_post(condition_threshold=["2000", "70"]))
+    assert response.status_code == 200
+    assert "<code>conditions[0].threshold</code>: fuse_rate is a percentage: give 0-100" in response.content.decode()
+    assert AlertRule.objects.count() == 0
+
+
+def test_a_relative_change_is_not_a_percentage(member, api):
+    member.post("/alerts/acme/new/", builder_post(condition_change=["relative", ""], condition_threshold=["0.5", "70"]))
+    assert api.get("/api/v1/alert-rules").json()[0]["conditions"][0]["threshold"] == 0.5
+
+
+def test_the_builder_lists_the_known_agents_steps_sources_and_rounds(member, ingest):
+    ingest(node_event("a", "t1", agent_id="retriever", step="retrieval", source_type="retrieval", round=1),
+           node_event("b", "t1", agent_id="reasoner", step="reasoning", source_type="reasoning", round=2))
+    page = member.get("/alerts/acme/new/").content.decode()
+    for key, values in {"agent_id": ["reasoner", "retriever"], "step": ["reasoning", "retrieval"],
+                        "round": ["1", "2"]}.items():
+        listed = re.search(f'<datalist id="known-{key}">(.*?)</datalist>', page).group(1)
+        assert re.findall(r'<option value="([^"]*)">', listed) == values
+
+
+def test_a_local_webhook_is_refused_with_how_to_reach_it(member, settings):
+    settings.WEBHOOK_ALLOW_PRIVATE = False
+    response = member.post("/alerts/acme/new/", builder_post(destination_address=["http://127.0.0.1:9000/hook"]))
+    page = response.content.decode()
+    assert "<code>destinations[0].url</code>" in page and "WEBHOOK_ALLOW_PRIVATE=1" in page and "inbox" in page
+    assert 'id="local-receiver-hint"' in page
+
+
+def test_the_builder_sends_to_every_kind(member, api):
+    api.post("/api/v1/destinations", {"name": "on-call", "type": "pagerduty", "routing_key": "abc"}, format="json")
+    response = member.post("/alerts/acme/new/", builder_post(
+        destination_type=["slack", "email", "pagerduty", "shared:on-call"],
+        destination_address=["https://hooks.slack.example/services/x", "a@example.org, b@example.org", "KEY", ""],
+        destination_secret=["", "", "", ""]))
+    assert response.status_code == 302, response.content.decode()[-3000:]
+    shown = [{k: v for k, v in d.items() if k not in ("id", "disabled", "disabled_reason")}
+             for d in api.get("/api/v1/alert-rules").json()[0]["destinations"]]
+    assert shown == [{"type": "slack", "url": "https://hooks.slack.example/services/x"},
+                     {"type": "email", "to": ["a@example.org", "b@example.org"]},
+                     {"type": "pagerduty", "routing_key": "KEY"},
+                     {"type": "shared", "name": "on-call", "kind": "pagerduty"}]
+
+
+def test_send_test_is_not_the_primary_button_without_a_destination(member, create_rule):
+    rule = create_rule(conditions=FUSE_RULE)
+    page = member.get(f"/alerts/acme/{rule['id']}/").content.decode()
+    button = re.search(r'<button[^>]*id="send-test-button"[^>]*>', page).group(0)
+    assert "primary" not in button and "disabled" in button
+
+
+def test_send_test_to_one_destination_shows_the_receivers_answer(member, create_rule, slack):
+    slack.script = [404]
+    rule = create_rule(conditions=FUSE_RULE, destinations=[{"type": "slack", "url": slack.url}])
+    destination_id = rule["destinations"][0]["id"]
+    response = member.post(f"/alerts/acme/{rule['id']}/destinations/{destination_id}/test/", follow=True)
+    page = response.content.decode()
+    assert "failed: Slack: the incoming webhook was removed (404)" in page and "answered 404" in page
+    assert slack.received[0].json["text"].startswith("[Denoise] test: ")
+
+
+def test_the_destinations_page_adds_and_lists_project_destinations(member, api, create_rule):
+    response = member.post("/alerts/acme/destinations/", {"name": "on-call", "type": "email",
+                                                          "address": "oncall@example.org", "secret": ""})
+    assert response.status_code == 302
+    create_rule(name="uses it", conditions=FUSE_RULE, destinations=[{"type": "shared", "name": "on-call"}])
+    page = member.get("/alerts/acme/destinations/").content.decode()
+    assert "on-call" in page and "oncall@example.org" in page and "uses it" in page
+    bad = member.post("/alerts/acme/destinations/", {"name": "x", "type": "email", "address": "nope", "secret": ""})
+    assert "<code>to[0]</code>" in bad.content.decode()
+    assert [d["name"] for d in api.get("/api/v1/destinations").json()] == ["on-call"]

@@ -30,20 +30,20 @@ def test_build_preview_create_test_mute_and_follow_history(live_server, page, pr
     page.fill("input[name=name]", "Fuse storm")
     first = page.locator("tr.condition-row").nth(0)
     first.locator("select[name=condition_metric]").select_option("fuse_rate")
-    first.locator("input[name=condition_threshold]").fill("0.2")
+    first.locator("input[name=condition_threshold]").fill("20")
 
     page.get_by_role("button", name="Add condition").click()
     assert page.locator("tr.condition-row").count() == 2
     second = page.locator("tr.condition-row").nth(1)
     second.locator("select[name=condition_metric]").select_option("failure_rate")
     second.locator("input[name=condition_step]").fill("entity_extraction")
-    second.locator("input[name=condition_threshold]").fill("0.7")
+    second.locator("input[name=condition_threshold]").fill("70")
     page.get_by_role("button", name="Add condition").click()
     page.locator("tr.condition-row").nth(2).get_by_role("button", name="Remove").click()
     assert page.locator("tr.condition-row").count() == 2
 
-    page.get_by_role("button", name="Add webhook").click()
-    page.fill("input[name=destination_url]", receiver.url)
+    page.get_by_role("button", name="Add destination").click()
+    page.fill("input[name=destination_address]", receiver.url)
     page.fill("input[name=destination_secret]", SECRET)
 
     page.get_by_role("button", name="Preview").click()
@@ -57,7 +57,7 @@ def test_build_preview_create_test_mute_and_follow_history(live_server, page, pr
     assert page.locator("#rule-state").inner_text() == "ok"
     assert "holding" in page.locator("#preview").inner_text()
 
-    page.get_by_role("button", name="Send test").click()
+    page.locator("#send-test-button").click()
     page.wait_for_selector("#deliveries tr.attempt-ok")
     assert receiver.received[0].verified and receiver.received[0].json["type"] == "alert.test"
     assert "200" in page.locator("#deliveries tr.attempt-ok").first.inner_text()
