@@ -3,24 +3,10 @@ number of queries, whatever the number of rows."""
 
 from django.db import connection
 from django.db.models import Case, Exists, F, OuterRef, Q, QuerySet, Subquery, When
-from django.db.models.functions import Coalesce
 
+from provenance import vocabulary
 from provenance.models import Edge, Fuse, Node, Project, Review, Trace, Verdict
 from provenance.vocabulary import BLOCKING_DECISION
-
-
-def _final_answer_pk() -> Coalesce:
-    """A trace's final answer, as final_answer() picks it, as an expression
-    over Trace rows."""
-    nodes = Node.objects.filter(trace=OuterRef("pk"))
-    consumed = Edge.objects.filter(
-        project=OuterRef("project"), trace=OuterRef("trace"), parent_product_id=OuterRef("product_id")
-    )
-    newest = ("-timestamp", "-pk")
-    return Coalesce(
-        Subquery(nodes.filter(source_type="final_answer").order_by(*newest).values("pk")[:1]),
-        Subquery(nodes.exclude(Exists(consumed)).order_by(*newest).values("pk")[:1]),
-    )
 
 
 def final_answer_nodes(trace_qs: QuerySet) -> QuerySet:
@@ -29,7 +15,7 @@ def final_answer_nodes(trace_qs: QuerySet) -> QuerySet:
     reviews = Review.objects.filter(project=OuterRef("project"), trace=OuterRef("trace")).filter(
         Q(product_id="") | Q(product_id=OuterRef("product_id"))
     )
-    return Node.objects.filter(pk__in=trace_qs.annotate(final_pk=_final_answer_pk()).values("final_pk")).annotate(
+    return Node.objects.filter(pk__in=trace_qs.annotate(final_pk=vocabulary.final_answer_pk()).values("final_pk")).annotate(
         verdict=Subquery(reviews.order_by("-timestamp", "-pk").values("verdict")[:1])
     )
 

@@ -5,8 +5,9 @@ pages' batched reads are in `explorer_reads`."""
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 
+from provenance import vocabulary
 from provenance.models import Edge, Escalation, Fuse, Node, Project, Review, Trace, content_tier
 from provenance.timestamps import utc_iso
 from provenance.vocabulary import FUSED, decision_name
@@ -123,14 +124,9 @@ def trace_nodes(trace: Trace, node_pks: list[int] | None = None) -> list[dict]:
 
 
 def final_answer(trace: Trace) -> Node | None:
-    """The node a trace answered with: its `final_answer` node, else its newest
-    node that nothing in the trace consumed."""
-    nodes = Node.objects.filter(trace=trace)
-    final = nodes.filter(source_type="final_answer").order_by("-timestamp", "-pk").first()
-    if final:
-        return final
-    consumed = Edge.objects.filter(trace=trace).values("parent_product_id")
-    return nodes.exclude(product_id__in=consumed).order_by("-timestamp", "-pk").first()
+    """The node a trace answered with (provenance.final_answer), or None."""
+    final_pk = Trace.objects.filter(pk=trace.pk).annotate(final_pk=vocabulary.final_answer_pk()).values("final_pk")
+    return Node.objects.filter(pk=Subquery(final_pk[:1])).first()
 
 
 def latest_verdict(trace: Trace) -> str | None:

@@ -314,5 +314,71 @@ def decision_name(code: int) -> str | None:
 
 
 # ---- the final answer of a trace
-# The rule that picks a trace's final answer belongs here (issue 24 writes it
-# once for the API, the pages, retention and the bad-answers list).
+# A trace's final answer (spec/api-v1.md, "Reading"): its newest node with
+# `source_type: final_answer`, else its newest node that no node of the trace
+# consumed, unless that node is fused: a run that ended in a fuse gave no
+# answer. "Newest" is the latest timestamp, ties by the larger node id. The
+# fuse exception applies to the second choice only: a node the workflow itself
+# calls its final answer stays its answer when a consumer blocked it (what
+# `GET /api/v1/root-causes?answers=fused` asks about), while a run whose last
+# unconsumed node is a fused artifact stopped at the fuse and answered nothing.
+# "Consumed" counts consumers in the same trace only. Three forms: SQL
+# (`final_answer_sql`), the ORM (`final_answer_pk`) and Python (`pick_final_answer`).
+
+FINAL_ANSWER = "final_answer"
+
+
+def final_answer_sql(trace_pk: str) -> str:
+    """The final answer's node id (NULL: none) of the trace whose pk is the SQL
+    expression `trace_pk`. Portable: PostgreSQL and SQLite."""
+    from provenance.models import Edge, Node
+
+    node, edge = Node._meta.db_table, Edge._meta.db_table
+    return f"""COALESCE(
+        (SELECT fa.id FROM {node} fa WHERE fa.trace_id = {trace_pk} AND fa.source_type = '{FINAL_ANSWER}'
+         ORDER BY fa.timestamp DESC, fa.id DESC LIMIT 1),
+        (SELECT CASE WHEN {FUSED.sql("fa")} THEN NULL ELSE fa.id END FROM {node} fa
+         WHERE fa.trace_id = {trace_pk} AND NOT EXISTS (
+             SELECT 1 FROM {edge} fe WHERE fe.project_id = fa.project_id
+                 AND fe.parent_product_id = fa.product_id AND fe.trace_id = {trace_pk})
+         ORDER BY fa.timestamp DESC, fa.id DESC LIMIT 1))"""
+
+
+def final_answer_pk():
+    """The final answer's node pk as an ORM expression over Trace rows (None: none)."""
+    from django.db.models import Case, Exists, F, OuterRef, Subquery, Value, When
+    from django.db.models.functions import Coalesce
+
+    from provenance.models import Edge, Node
+
+    nodes = Node.objects.filter(trace=OuterRef("pk"))
+    consumed = Edge.objects.filter(
+        project=OuterRef("project"), trace=OuterRef("trace"), parent_product_id=OuterRef("product_id")
+    )
+    newest = ("-timestamp", "-pk")
+    unconsumed = nodes.exclude(Exists(consumed)).order_by(*newest).annotate(
+        answer=Case(When(FUSED.q(), then=Value(None)), default=F("pk")))
+    return Coalesce(
+        Subquery(nodes.filter(source_type=FINAL_ANSWER).order_by(*newest).values("pk")[:1]),
+        Subquery(unconsumed.values("answer")[:1]),
+    )
+
+
+def pick_final_answer(nodes, consumed: set[str]):
+    """The final answer among one trace's `nodes` (objects or mappings with
+    product_id, source_type, fuse_state, timestamp and pk), None for none;
+    `consumed` holds the product ids some node of the trace consumed."""
+    def get(node, name):
+        return node[name] if isinstance(node, Mapping) else getattr(node, name)
+
+    def newest(items):
+        return max(items, key=lambda n: (get(n, "timestamp"), get(n, "pk")), default=None)
+
+    nodes = list(nodes)
+    final = newest([n for n in nodes if get(n, "source_type") == FINAL_ANSWER])
+    if final is not None:
+        return final
+    last = newest([n for n in nodes if get(n, "product_id") not in consumed])
+    if last is None or FUSED.holds(fuse_state=get(last, "fuse_state")):
+        return None
+    return last
