@@ -145,6 +145,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "metrics.tasks.refresh_rollups",
         "schedule": 30.0,
     },
+    # Each ingest refreshes the root causes it changed; this finds what a lost message missed.
+    "catch-up-root-causes": {
+        "task": "provenance.tasks.catch_up_root_causes",
+        "schedule": 60.0,
+    },
 }
 EMBEDDED_SCHEDULER = envbool("EMBEDDED_SCHEDULER", not REDIS_URL)
 

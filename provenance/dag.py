@@ -143,6 +143,14 @@ def _walk_from_trace(project_pk: int, product_id: str, up: bool):
     return nodes, list(edges)
 
 
+def _walks(project_pk: int, seeds: list[str], up: bool):
+    """_walk from many seeds, in as few statements as the database allows
+    (SQLite caps a compound SELECT at 500 terms)."""
+    size = 10_000 if is_postgres() else 400
+    for start in range(0, len(seeds), size):
+        yield _walk(project_pk, seeds[start:start + size], up)
+
+
 def ancestry(project_pk: int, product_id: str) -> tuple[dict[str, WalkedNode], list[tuple[str, str]]]:
     """The node, its stored ancestors and the (child, parent) edges among them."""
     return _walk_from_trace(project_pk, product_id, up=True)
@@ -173,12 +181,17 @@ def root_causes(project: Project, product_id: str) -> tuple[list[RootCause], lis
     another when it is strictly upstream (an ancestor that is not also a
     descendant), so a cycle does not hide its own root cause.
     """
-    threshold = project.high_uncertainty_threshold
     nodes, edges = ancestry(project.pk, product_id)
     parents: dict[str, list[str]] = {}
     for child, parent in edges:
         parents.setdefault(child, []).append(parent)
+    return causes_in(product_id, nodes, parents, project.high_uncertainty_threshold)
 
+
+def causes_in(product_id: str, nodes: dict[str, WalkedNode], parents: dict[str, list[str]],
+              threshold: float) -> tuple[list[RootCause], list[str], dict[str, str]]:
+    """root_causes() over an ancestry already read: `nodes` holds the node and
+    its stored ancestors (no other node), `parents` at least their edges."""
     anomaly = anomaly_test(threshold)
     anomalous = {pid: reason for pid, n in nodes.items()
                  if (reason := anomaly(n.fuse_state, n.is_error, n.confidence))}
@@ -194,6 +207,51 @@ def root_causes(project: Project, product_id: str) -> tuple[list[RootCause], lis
     causes.sort(key=lambda c: (nodes[c.product_id].timestamp, c.product_id))
     path = _path(causes[0].product_id, product_id, parents) if causes else []
     return causes, path, {pid: anomalous[pid] for pid in path if pid in anomalous}
+
+
+def path_between(source: str, target: str, parents: dict[str, list[str]]) -> list[str]:
+    """The shortest path source → … → target along `parents` (as root_causes() draws it)."""
+    return _path(source, target, parents)
+
+
+def ancestry_within(product_id: str, parents: dict[str, list[str]]) -> set[str]:
+    """The node and every id upstream of it along `parents` (ids that never arrived included)."""
+    reached, queue = {product_id}, [product_id]
+    while queue:
+        for parent in parents.get(queue.pop(), ()):
+            if parent not in reached:
+                reached.add(parent)
+                queue.append(parent)
+    return reached
+
+
+def ancestries_of_traces(project_pk: int, trace_pks: list[int]) -> tuple[dict[str, WalkedNode], dict[str, list[str]]]:
+    """Every node of these traces and of everything upstream of them, and the
+    parents of each: what the root causes of any of their nodes read, in a
+    fixed number of statements (each trace read whole by its index, then one
+    recursive walk from the ids where the traces' edges leave them)."""
+    nodes: dict[str, WalkedNode] = {}
+    parents: dict[str, list[str]] = {}
+    if not trace_pks:
+        return nodes, parents
+    clause, params = in_list(sorted(trace_pks))
+    with bound_cursor() as cursor:
+        cursor.execute(f"SELECT child_product_id, parent_product_id FROM {EDGE_TABLE} WHERE trace_id {clause}", params)
+        edges = cursor.fetchall()
+        cursor.execute(f"SELECT {walked_columns()} FROM {NODE_TABLE} WHERE trace_id {clause}", params)
+        nodes.update((row[0], WalkedNode(*row)) for row in cursor.fetchall())
+    for child, parent in edges:
+        parents.setdefault(child, []).append(parent)
+    leaving = sorted({parent for _, parent in edges if parent not in nodes})
+    known = set(edges)
+    for far_nodes, far_edges in _walks(project_pk, leaving, up=True):
+        for pid, node in far_nodes.items():
+            nodes.setdefault(pid, node)
+        for child, parent in far_edges:
+            if (child, parent) not in known:
+                known.add((child, parent))
+                parents.setdefault(child, []).append(parent)
+    return nodes, parents
 
 
 def strongly_connected(vertices: set[str], neighbours: dict[str, list[str]]) -> dict[str, int]:

@@ -15,7 +15,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, Min
 from django.utils import timezone
 
-from provenance import live
+from provenance import live, tasks
 from provenance.bulk import bound_cursor, copy_rows, in_list, insert_many, is_postgres
 from provenance.models import Edge, Escalation, Fuse, IngestedEvent, Node, Project, Review, Trace
 from provenance.validation import (
@@ -227,6 +227,8 @@ def write_after_nodes(project: Project, batch: SortedBatch, stored: list, trace_
         transaction.on_commit(
             lambda: live.publish_ingest(project.pk, dict(new_nodes_by_trace), sorted(touched_traces))
         )
+        changed = sorted({n.product_id for _, n in stored} | {f.product_id for f in batch.fuses})
+        transaction.on_commit(lambda: tasks.refresh_root_causes.delay(project.pk, sorted(touched_traces), changed))
 
 
 def fused_traces(project: Project, fuses: list[FuseEvent], trace_pks: dict[str, int]) -> set[int]:

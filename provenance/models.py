@@ -374,3 +374,80 @@ class RetentionRun(models.Model):
 
     def __str__(self):
         return f"{self.project_id} retention @ {self.as_of:%Y-%m-%d %H:%M}"
+
+
+class FinalAnswer(models.Model):
+    """A trace's final answer (provenance.final_answer) that went wrong by at
+    least one measure: reviewed incorrect, fused, or below the project's
+    high-uncertainty threshold. Kept by provenance.root_causes.store after
+    every ingest that touches the trace (or anything upstream of it), so the
+    aggregate over a month of answers never walks a DAG. Traces whose answer
+    went right, or that gave none, have no row."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
+    trace = models.OneToOneField(Trace, models.CASCADE, related_name="+")
+    trace_key = models.CharField(max_length=255, help_text="The client's trace id.")
+    node_pk = models.BigIntegerField(help_text="The answer node's id.")
+    product_id = models.CharField(max_length=255)
+    agent_id = models.CharField(max_length=255)
+    step = models.CharField(max_length=255, blank=True, default="")
+    timestamp = models.DateTimeField(help_text="The answer node's timestamp: the aggregate's window reads it.")
+    confidence = models.FloatField(null=True)
+    incorrect = models.BooleanField(help_text="Its newest review (of the node or of its trace) says incorrect.")
+    fused = models.BooleanField()
+    low_confidence = models.BooleanField()
+    policy_version = models.IntegerField(null=True, help_text="The newest fuse policy version named in its trace.")
+    threshold = models.FloatField(help_text="The high-uncertainty threshold its root causes were found with.")
+    cause_count = models.IntegerField(default=0, help_text="Distinct (agent, step, reason) groups of its root causes.")
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "timestamp"], name="final_answer_time")]
+
+    def __str__(self):
+        return f"{self.trace_key}: {self.product_id}"
+
+
+class AnswerCause(models.Model):
+    """One (agent, step, reason) group of a FinalAnswer's root causes, with the
+    answer's own figures copied in, so the aggregate reads one table."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
+    answer = models.ForeignKey(FinalAnswer, models.CASCADE, related_name="causes")
+    # The answer's figures (see FinalAnswer).
+    timestamp = models.DateTimeField()
+    trace_key = models.CharField(max_length=255)
+    answer_agent_id = models.CharField(max_length=255)
+    incorrect = models.BooleanField()
+    fused = models.BooleanField()
+    low_confidence = models.BooleanField()
+    policy_version = models.IntegerField(null=True)
+    # The group.
+    agent_id = models.CharField(max_length=255)
+    step = models.CharField(max_length=255, blank=True, default="")
+    reason = models.CharField(max_length=16)
+    product_ids = models.JSONField(default=list, help_text="Its root-cause nodes, oldest first.")
+    cause_trace_key = models.CharField(max_length=255, help_text="The trace of the first of them.")
+    path = models.JSONField(default=list, help_text="Product ids from the first of them to the answer.")
+    path_agents = models.TextField(help_text="The agents along `path`, joined by ' → '.")
+    passed_on = models.JSONField(
+        default=list, help_text="Agents of the unfused nodes between the causes and the answer: who passed it on."
+    )
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "timestamp"], name="answer_cause_time")]
+
+    def __str__(self):
+        return f"{self.agent_id}/{self.step}/{self.reason} -> {self.trace_key}"
+
+
+class RootCauseMark(models.Model):
+    """How far provenance.root_causes.catch_up has looked: the highest node,
+    fuse and review ids whose traces it refreshed. One row."""
+
+    node_id = models.BigIntegerField(default=0)
+    fuse_id = models.BigIntegerField(default=0)
+    review_id = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self):
+        return f"root causes up to node {self.node_id}"

@@ -1,7 +1,9 @@
 from celery import shared_task
 
 from provenance import health
+from provenance.models import Project
 from provenance.retention import job as retention_job
+from provenance.root_causes import catch_up, store
 from provenance.validation import parse_timestamp
 
 
@@ -18,3 +20,21 @@ def apply_retention() -> int:
     """The nightly retention job; idempotent, so a redelivered message only
     finds less to do. Returns the number of projects it ran for."""
     return len(retention_job.apply_all())
+
+
+@shared_task(name="provenance.tasks.refresh_root_causes")
+def refresh_root_causes(project_id: int, trace_pks: list[int], product_ids: list[str]) -> int:
+    """After an ingest commits: the stored root causes of the traces it touched
+    and of every trace downstream of the nodes it stored or fused. Idempotent
+    (recomputed from the rows); what a lost message misses, the catch-up job
+    finds. Returns the number of answers that went wrong among them."""
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        return 0
+    return store.refresh(project, store.affected_traces(project, trace_pks, product_ids))
+
+
+@shared_task(name="provenance.tasks.catch_up_root_causes")
+def catch_up_root_causes() -> int:
+    """The periodic catch-up (also `manage.py refresh_root_causes`)."""
+    return catch_up.run()

@@ -1,0 +1,272 @@
+"""Keeping FinalAnswer and AnswerCause right: the root causes of every final
+answer that went wrong, stored so the aggregate never walks a DAG.
+
+A root cause is a property of a final answer that changes only when its
+trace, something upstream of it or a review changes. `refresh` recomputes the
+rows of a set of traces from scratch (idempotent, in bulk: a fixed number of
+statements whatever the number of traces); `affected_traces` says which
+traces a change reaches (the traces downstream of a changed node, in any
+trace). The ingest sends both after its commit (provenance.tasks), and
+provenance.root_causes.catch_up finds what that missed.
+
+The root causes are those of provenance.dag.root_causes (the per-trace
+endpoint), computed by the same code over ancestries read for many traces at
+once.
+"""
+
+from dataclasses import dataclass
+
+import orjson
+from django.db import transaction
+
+from provenance import dag
+from provenance.bulk import bound_cursor, in_list, insert_many, is_postgres
+from provenance.models import AnswerCause, Edge, FinalAnswer, Fuse, Node, Project, Review, Trace, Verdict
+from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY, final_answer_sql
+
+NODE, TRACE, REVIEW, FUSE, EDGE = (m._meta.db_table for m in (Node, Trace, Review, Fuse, Edge))
+ANSWER, CAUSE = FinalAnswer._meta.db_table, AnswerCause._meta.db_table
+ARROW = " → "
+# Namespace of the PostgreSQL advisory locks that keep two refreshes off one trace.
+LOCK_NAMESPACE = 24
+CHUNK = 500
+
+
+@dataclass
+class Answer:
+    trace_pk: int
+    trace_key: str
+    node_pk: int
+    product_id: str
+    agent_id: str
+    step: str
+    timestamp: object
+    confidence: float | None
+    fuse_state: int
+    verdict: str | None
+
+    def judged(self, threshold: float) -> tuple[bool, bool, bool]:
+        """(incorrect, fused, low_confidence)."""
+        return (self.verdict == Verdict.INCORRECT, FUSED.holds(fuse_state=self.fuse_state),
+                HIGH_UNCERTAINTY.holds(confidence=self.confidence, threshold=threshold))
+
+
+def final_answers(trace_pks: list[int], threshold: float) -> list[Answer]:
+    """The final answers of these traces that may have gone wrong (traces with
+    none are left out), each with the verdict of its newest review (of the node
+    or of its trace). A trace whose answer went wrong has an incorrect review,
+    a fused node or a node below the threshold: the others are passed over
+    before their answer is looked for, on the trace's own counters."""
+    clause, params = in_list(sorted(trace_pks))
+    with bound_cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT t.id, t.trace_id, n.id, n.product_id, n.agent_id, n.step, n.timestamp, n.confidence, n.fuse_state,
+                   (SELECT r.verdict FROM {REVIEW} r WHERE r.trace_id = t.id
+                        AND (r.product_id = '' OR r.product_id = n.product_id)
+                    ORDER BY r.timestamp DESC, r.id DESC LIMIT 1)
+            FROM {TRACE} t JOIN {NODE} n ON n.id = {final_answer_sql("t.id")}
+            WHERE t.id {clause} AND (
+                t.min_confidence < %s
+                OR EXISTS (SELECT 1 FROM {REVIEW} r WHERE r.trace_id = t.id AND r.verdict = '{Verdict.INCORRECT}')
+                OR EXISTS (SELECT 1 FROM {NODE} f WHERE f.trace_id = t.id AND {FUSED.sql('f')}))
+            """,
+            [*params, threshold],
+        )
+        return [Answer(*row) for row in cursor.fetchall()]
+
+
+def policy_versions(project_pk: int, trace_of: dict[str, int]) -> dict[int, int]:
+    """trace pk -> the policy version named by the newest fuse decision about a
+    node of that trace that names one; `trace_of` maps the traces' product ids
+    to their trace pks (decisions are found by product, through their index)."""
+    found: dict[int, int] = {}
+    ordered = sorted(trace_of)
+    with bound_cursor() as cursor:
+        for start in range(0, len(ordered), 10_000):
+            clause, params = in_list(ordered[start:start + 10_000])
+            cursor.execute(
+                f"SELECT product_id, policy_version FROM {FUSE} WHERE project_id = %s AND product_id {clause} "
+                f"AND policy_version IS NOT NULL ORDER BY timestamp, id",
+                [project_pk, *params],
+            )
+            for product_id, version in cursor.fetchall():
+                found[trace_of[product_id]] = version
+    return found
+
+
+def node_labels(project_pk: int, product_ids: set[str]) -> dict[str, tuple[str, str, str]]:
+    """product id -> (agent_id, step, client trace id)."""
+    labels: dict[str, tuple[str, str, str]] = {}
+    ordered = sorted(product_ids)
+    with bound_cursor() as cursor:
+        for start in range(0, len(ordered), 10_000):
+            clause, params = in_list(ordered[start:start + 10_000])
+            cursor.execute(
+                f"SELECT n.product_id, n.agent_id, n.step, t.trace_id FROM {NODE} n JOIN {TRACE} t ON t.id = n.trace_id "
+                f"WHERE n.project_id = %s AND n.product_id {clause}",
+                [project_pk, *params],
+            )
+            labels.update((row[0], row[1:]) for row in cursor.fetchall())
+    return labels
+
+
+@dataclass
+class Group:
+    agent_id: str
+    step: str
+    reason: str
+    product_ids: list[str]
+    path: list[str]
+    passed_on: set[str]
+
+
+def groups_of(answer: Answer, nodes: dict, parents: dict, threshold: float) -> tuple[list[Group], set[str]]:
+    """The answer's root causes grouped by (agent, step, reason), still without
+    labels (filled in by `label`); and the ids whose labels that needs."""
+    ancestors = dag.ancestry_within(answer.product_id, parents)
+    own_nodes = {pid: nodes[pid] for pid in ancestors if pid in nodes}
+    own_parents = {pid: parents[pid] for pid in ancestors if pid in parents}
+    causes, _, _ = dag.causes_in(answer.product_id, own_nodes, own_parents, threshold)
+    children: dict[str, list[str]] = {}
+    for child, its_parents in own_parents.items():
+        for parent in its_parents:
+            children.setdefault(parent, []).append(child)
+    groups, wanted = [], set()
+    for cause in causes:
+        downstream = dag.ancestry_within(cause.product_id, children) - {cause.product_id}
+        passed = {pid for pid in downstream if pid in own_nodes and not FUSED.holds(own_nodes[pid])}
+        path = dag.path_between(cause.product_id, answer.product_id, own_parents)
+        groups.append(Group("", "", cause.reason, [cause.product_id], path, passed))
+        wanted |= {cause.product_id, *path, *passed}
+    return groups, wanted
+
+
+def label(groups: list[Group], labels: dict) -> list[Group]:
+    """Fills in agents and steps, merging the causes that share a group (the
+    first keeps its path); passed_on becomes the set of agents."""
+    merged: dict[tuple, Group] = {}
+    for group in groups:
+        agent_id, step, _ = labels.get(group.product_ids[0], ("", "", ""))
+        key = (agent_id, step, group.reason)
+        agents = {labels[pid][0] for pid in group.passed_on if pid in labels}
+        if key in merged:
+            merged[key].product_ids += group.product_ids
+            merged[key].passed_on |= agents
+        else:
+            merged[key] = Group(agent_id, step, group.reason, group.product_ids, group.path, agents)
+    return list(merged.values())
+
+
+def refresh(project: Project, trace_pks) -> int:
+    """Recomputes the stored root causes of these traces' final answers; returns
+    how many answers went wrong among them."""
+    trace_pks = sorted(set(trace_pks))
+    stored = 0
+    for start in range(0, len(trace_pks), CHUNK):
+        stored += _refresh_chunk(project, trace_pks[start:start + CHUNK])
+    return stored
+
+
+def _refresh_chunk(project: Project, trace_pks: list[int]) -> int:
+    threshold = project.high_uncertainty_threshold
+    with transaction.atomic():
+        if is_postgres():
+            with bound_cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s, (t %% 2147483648)::int) FROM unnest(%s::bigint[]) t",
+                               [LOCK_NAMESPACE, trace_pks])
+        wrong = [a for a in final_answers(trace_pks, threshold) if any(a.judged(threshold))]
+        nodes, parents = dag.ancestries_of_traces(project.pk, sorted({a.trace_pk for a in wrong}))
+        grouped, wanted = [], set()
+        for answer in wrong:
+            groups, needs = groups_of(answer, nodes, parents, threshold)
+            grouped.append(groups)
+            wanted |= needs
+        labels = node_labels(project.pk, wanted) if wanted else {}
+        wrong_traces = {a.trace_pk for a in wrong}
+        versions = policy_versions(project.pk, {pid: n.trace_pk for pid, n in nodes.items() if n.trace_pk in wrong_traces})
+        _write(project, trace_pks, wrong, [label(g, labels) for g in grouped], labels, versions, threshold)
+    return len(wrong)
+
+
+def _write(project, trace_pks, wrong, grouped, labels, versions, threshold) -> None:
+    clause, params = in_list(trace_pks)
+    with bound_cursor() as cursor:
+        cursor.execute(f"DELETE FROM {CAUSE} WHERE answer_id IN (SELECT id FROM {ANSWER} WHERE trace_id {clause})",
+                       params)
+        cursor.execute(f"DELETE FROM {ANSWER} WHERE trace_id {clause}", params)
+    if not wrong:
+        return
+    rows = []
+    for answer, groups in zip(wrong, grouped):
+        incorrect, fused, low = answer.judged(threshold)
+        rows.append((project.pk, answer.trace_pk, answer.trace_key, answer.node_pk, answer.product_id,
+                     answer.agent_id, answer.step, answer.timestamp, answer.confidence, incorrect, fused, low,
+                     versions.get(answer.trace_pk), threshold, len(groups)))
+    ids = dict((trace_pk, pk) for pk, trace_pk in insert_many(
+        ANSWER,
+        ["project_id", "trace_id", "trace_key", "node_pk", "product_id", "agent_id", "step", "timestamp",
+         "confidence", "incorrect", "fused", "low_confidence", "policy_version", "threshold", "cause_count"],
+        ["bigint", "bigint", "text", "bigint", "text", "text", "text", "timestamptz", "float8", "bool", "bool",
+         "bool", "int", "float8", "int"],
+        rows,
+        returning="id, trace_id",
+    ))
+    cause_rows = []
+    for answer, groups, row in zip(wrong, grouped, rows):
+        incorrect, fused, low = row[9:12]
+        for group in groups:
+            cause_trace = labels.get(group.product_ids[0], ("", "", ""))[2]
+            path_agents = ARROW.join(labels.get(pid, ("?",))[0] for pid in group.path)
+            cause_rows.append((
+                project.pk, ids[answer.trace_pk], answer.timestamp, answer.trace_key, answer.agent_id, incorrect,
+                fused, low, row[12], group.agent_id, group.step, group.reason, _json(group.product_ids),
+                cause_trace, _json(group.path), path_agents, _json(sorted(group.passed_on)),
+            ))
+    insert_many(
+        CAUSE,
+        ["project_id", "answer_id", "timestamp", "trace_key", "answer_agent_id", "incorrect", "fused",
+         "low_confidence", "policy_version", "agent_id", "step", "reason", "product_ids", "cause_trace_key", "path",
+         "path_agents", "passed_on"],
+        ["bigint", "bigint", "timestamptz", "text", "text", "bool", "bool", "bool", "int", "text", "text", "text",
+         "jsonb", "text", "jsonb", "text", "jsonb"],
+        cause_rows,
+    )
+
+
+def _json(value) -> str:
+    return orjson.dumps(value).decode()
+
+
+def affected_traces(project: Project, trace_pks, product_ids) -> set[int]:
+    """These traces, those of these products, and every trace downstream of
+    them: a node arriving (a late parent), fused or failing changes the root
+    causes of everything that consumed it, in any trace. Followed trace by
+    trace past the first step (a trace reached is refreshed whole anyway), so
+    the common case, new nodes nothing consumed yet, costs two index probes per
+    product and nothing more."""
+    affected = set(trace_pks)
+    seeds = sorted(set(product_ids))
+    if not seeds:
+        return affected
+    reached: set[int] = set()
+    with bound_cursor() as cursor:
+        for start in range(0, len(seeds), 10_000):
+            clause, params = in_list(seeds[start:start + 10_000])
+            cursor.execute(f"SELECT DISTINCT trace_id FROM {NODE} WHERE project_id = %s AND product_id {clause}",
+                           [project.pk, *params])
+            affected |= {row[0] for row in cursor.fetchall()}
+            cursor.execute(f"SELECT DISTINCT trace_id FROM {EDGE} WHERE project_id = %s AND parent_product_id {clause}",
+                           [project.pk, *params])
+            reached |= {row[0] for row in cursor.fetchall()}
+        frontier = reached - affected
+        while frontier:
+            affected |= frontier
+            clause, params = in_list(sorted(frontier))
+            cursor.execute(
+                f"SELECT DISTINCT e.trace_id FROM {NODE} n JOIN {EDGE} e ON e.project_id = n.project_id "
+                f"AND e.parent_product_id = n.product_id WHERE n.trace_id {clause}",
+                params,
+            )
+            frontier = {row[0] for row in cursor.fetchall()} - affected
+    return affected

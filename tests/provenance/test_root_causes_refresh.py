@@ -1,0 +1,67 @@
+"""The stored root causes catch up by themselves (`manage.py
+refresh_root_causes`, also the periodic job), idempotently, and the ingest's
+own refresh costs a fixed number of statements however many traces a batch
+touches."""
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from provenance.models import AnswerCause, FinalAnswer, RootCauseMark
+from tests.conftest import node_event, review_event
+from tests.provenance import root_cause_corpus as corpus
+from tests.provenance.test_root_causes_api import root_causes
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def stored_rows():
+    return (sorted(FinalAnswer.objects.values_list("trace_key", "product_id", "incorrect", "fused", "low_confidence",
+                                                   "cause_count")),
+            sorted(AnswerCause.objects.values_list("trace_key", "agent_id", "step", "reason", "path_agents")))
+
+
+def test_the_catch_up_rebuilds_what_the_ingest_did_not_store(api, ingest):
+    corpus.load(ingest)
+    expected = stored_rows()
+    # An installation whose answers predate the table: nothing stored, nothing marked.
+    FinalAnswer.objects.all().delete()
+    RootCauseMark.objects.all().delete()
+    assert root_causes(api)["answers"] == 0
+    call_command("refresh_root_causes")
+    assert stored_rows() == expected
+    assert root_causes(api) == corpus.EXPECTED_INCORRECT
+    # A second run finds nothing new.
+    call_command("refresh_root_causes")
+    assert stored_rows() == expected
+
+
+def test_a_new_threshold_recomputes_the_answers_before_they_are_read(api, ingest, project):
+    corpus.load(ingest)
+    project.high_uncertainty_threshold = 0.35
+    project.save()
+    causes = {(c["agent_id"], c["reason"]) for c in root_causes(api)["causes"]}
+    # t-flip's verifier (0.4) is no longer doubtful: its answer is unexplained.
+    assert ("verifier", "low_confidence") not in causes
+    assert root_causes(api)["unexplained"] == 2
+
+
+def test_the_refresh_after_an_ingest_costs_the_same_for_one_trace_or_fifty(api, ingest):
+    def batch(prefix, traces):
+        events = []
+        for t in range(traces):
+            trace = f"{prefix}-{t}"
+            events += [node_event(f"{trace}-a", trace, confidence=0.2),
+                       node_event(f"{trace}-f", trace, parents=[f"{trace}-a"], seconds=1, source_type="final_answer"),
+                       review_event(trace, "incorrect")]
+        return events
+
+    counts = []
+    # The first request of a key also notes its use: warmed up by the first batch.
+    for prefix, traces in (("warm", 1), ("one", 1), ("fifty", 50)):
+        with CaptureQueriesContext(connection) as queries:
+            ingest(*batch(prefix, traces))
+        counts.append(len(queries))
+    assert counts[1] == counts[2]
+    assert FinalAnswer.objects.count() == 52
