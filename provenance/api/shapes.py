@@ -109,6 +109,19 @@ ROOT_CAUSE = obj({
     "path": {**array(STRING), "description": "From the first root cause to the node."},
 })
 
+ROOT_CAUSES = obj({
+    "answers": {**INTEGER, "description": "Final answers in the window that went wrong in the asked sense."},
+    "unexplained": {**INTEGER, "description": "Those of them with no root cause."},
+    "causes": array(obj({
+        "agent_id": STRING,
+        "step": STRING,
+        "reason": enum("fused", "error", "low_confidence"),
+        "count": {**INTEGER, "description": "Answers with at least one root cause in this group."},
+        "share": {**SHARE, "description": "count / answers."},
+        "examples": {**array(STRING), "description": "Up to 5 trace ids, newest answer first."},
+    })),
+})
+
 IMPACT = obj({
     "product_id": STRING,
     "descendants": array(STRING),
