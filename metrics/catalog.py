@@ -25,8 +25,8 @@ Where a new metric goes
   provenance.Escalation): a module under metrics/windows/ answering a batch
   of windows, called from metrics/values.py `many_window_values` for the
   names it owns (metrics.windows.fuse_loop: retry_success_rate,
-  escalation_rate, round_limit_breaches; `values.ALL_METRICS` lists them
-  with these).
+  escalation_rate, round_limit_breaches; metrics.windows.root_causes:
+  root_cause_share; `values.ALL_METRICS` lists them with these).
 - A metric computed outside this app (evaluation accuracy, in `evals`) does
   not belong here: the caller (alerts) combines it with these.
 """

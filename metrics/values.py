@@ -16,20 +16,22 @@ from metrics.counts import summaries
 from metrics.questions import Filters, Question
 from metrics.rollups.values import stored_metric
 from metrics.stats.summary import Distribution
-from metrics.windows import confidence_psi, cost, fuse_loop
+from metrics.windows import confidence_psi, cost, fuse_loop, root_causes
 from metrics.windows.confidence_psi import PSI_METRICS
 from metrics.windows.cost import COST_METRICS
 from metrics.windows.fuse_loop import FUSE_LOOP_METRICS
+from metrics.windows.root_causes import ROOT_CAUSE_METRICS
 from metrics.windows.totals import answer
 
 __all__ = ["ALL_METRICS", "COST_METRICS", "FUSE_LOOP_METRICS", "METRICS", "Filters", "Question", "Totals", "answer",
            "many_window_values", "summary", "values_by", "window_values"]
 # Every metric a window can be asked for: those of the node totals, the fuse
 # loop's, read from other tables (metrics.windows.fuse_loop), the price of
-# certainty's, read from the statistics rollup (metrics.windows.cost), and
-# confidence_psi, from the raw confidences (metrics.windows.confidence_psi).
-ALL_METRICS = (*METRICS, *FUSE_LOOP_METRICS, *COST_METRICS, *PSI_METRICS)
-BESIDE_TOTALS = (*FUSE_LOOP_METRICS, *COST_METRICS, *PSI_METRICS)
+# certainty's, read from the statistics rollup (metrics.windows.cost),
+# confidence_psi, from the raw confidences (metrics.windows.confidence_psi), and
+# root_cause_share, from the stored root causes (metrics.windows.root_causes).
+ALL_METRICS = (*METRICS, *FUSE_LOOP_METRICS, *COST_METRICS, *PSI_METRICS, *ROOT_CAUSE_METRICS)
+BESIDE_TOTALS = (*FUSE_LOOP_METRICS, *COST_METRICS, *PSI_METRICS, *ROOT_CAUSE_METRICS)
 
 
 def window_values(project, start: datetime, end: datetime, filters: Filters = Filters(),
@@ -69,6 +71,8 @@ def many_window_values(project, requests: list[tuple], metrics: Iterable[str] = 
             found.update(cost.window(project, request[0], request[1], request[2], names, totals=totals))
         if any(name in PSI_METRICS for name in names):
             found.update(confidence_psi.window(project, request[0], request[1], request[2], names))
+        if any(name in ROOT_CAUSE_METRICS for name in names):
+            found.update(root_causes.window(project, request[0], request[1], request[2], names))
         results.append({name: found[name] for name in names})
     return results
 
