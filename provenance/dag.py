@@ -352,14 +352,17 @@ def _has_anomalous_upstream_cyclic(vertices, parents, anomalous) -> dict[str, bo
 
 
 def _path(source: str, target: str, parents: dict[str, list[str]]) -> list[str]:
-    """Shortest path source → … → target, found by walking parents from target."""
+    """Shortest path source → … → target, found by walking parents from target.
+    Of several equally short paths, the one through the smallest product ids
+    (edges are read in no particular order: the same answer must show the
+    same path on the trace page and in the aggregate)."""
     if source == target:
         return [target]
     previous = {target: None}
     queue = deque([target])
     while queue:
         current = queue.popleft()
-        for parent in parents.get(current, ()):
+        for parent in sorted(parents.get(current, ())):
             if parent not in previous:
                 previous[parent] = current
                 if parent == source:
