@@ -914,6 +914,10 @@
 
   loadGraph().then(function () {
     if (state.selected) select(state.selected, {keepUrl: true});
+    // Opened from an aggregate (`?analyze=`): the answer's root cause, shown at once.
+    if (root.dataset.analyze && state.selected === root.dataset.analyze) {
+      analyse(root.dataset.rootCauseUrl, "cause", highlightCauses, showCauses);
+    }
   }).catch(function (error) {
     statusBox.hidden = false;
     statusBox.textContent = "The graph could not be loaded. " + error.message;
