@@ -111,6 +111,11 @@ def change(project: Project, data) -> Project:
     if changes:
         with transaction.atomic():
             Project.objects.filter(pk=project.pk).update(**changes)
+            if "high_uncertainty_threshold" in changes:
+                # Which answers are doubtful, and what caused them, moved with it.
+                from provenance import tasks
+
+                transaction.on_commit(lambda: tasks.rebuild_root_causes.delay(project.pk))
         for field, value in changes.items():
             setattr(project, field, value)
     return project

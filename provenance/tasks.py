@@ -34,6 +34,13 @@ def refresh_root_causes(project_id: int, trace_pks: list[int], product_ids: list
     return store.refresh(project, store.affected_traces(project, trace_pks, product_ids))
 
 
+@shared_task(name="provenance.tasks.rebuild_root_causes")
+def rebuild_root_causes(project_id: int) -> int:
+    """Every trace of a project anew (its high-uncertainty threshold changed)."""
+    project = Project.objects.filter(pk=project_id).first()
+    return catch_up.rebuild(project) if project else 0
+
+
 @shared_task(name="provenance.tasks.catch_up_root_causes")
 def catch_up_root_causes() -> int:
     """The periodic catch-up (also `manage.py refresh_root_causes`)."""

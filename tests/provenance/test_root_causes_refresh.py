@@ -37,14 +37,16 @@ def test_the_catch_up_rebuilds_what_the_ingest_did_not_store(api, ingest):
     assert stored_rows() == expected
 
 
-def test_a_new_threshold_recomputes_the_answers_before_they_are_read(api, ingest, project):
+def test_a_new_threshold_recomputes_the_stored_answers(api, ingest):
     corpus.load(ingest)
-    project.high_uncertainty_threshold = 0.35
-    project.save()
+    assert api.patch("/api/v1/project", {"high_uncertainty_threshold": 0.35}, format="json").status_code == 200
     causes = {(c["agent_id"], c["reason"]) for c in root_causes(api)["causes"]}
     # t-flip's verifier (0.4) is no longer doubtful: its answer is unexplained.
     assert ("verifier", "low_confidence") not in causes
     assert root_causes(api)["unexplained"] == 2
+    # Raised above the answers' own 0.8, every one of them is doubtful now, unreviewed ones too.
+    api.patch("/api/v1/project", {"high_uncertainty_threshold": 0.85}, format="json")
+    assert root_causes(api, answers="low_confidence")["answers"] == 10
 
 
 def test_the_refresh_after_an_ingest_costs_the_same_for_one_trace_or_fifty(api, ingest):
