@@ -76,39 +76,34 @@ def final_answers(trace_pks: list[int], threshold: float) -> list[Answer]:
         return [Answer(*row) for row in cursor.fetchall()]
 
 
+def _by_product(project_pk: int, product_ids, sql: str) -> list[tuple]:
+    """The rows of `sql` (with {clause}: the product id test) for these product
+    ids, 10,000 at a time (SQLite caps a statement's parameters)."""
+    ordered, rows = sorted(product_ids), []
+    with bound_cursor() as cursor:
+        for start in range(0, len(ordered), 10_000):
+            clause, params = in_list(ordered[start:start + 10_000])
+            cursor.execute(sql.format(clause=clause), [project_pk, *params])
+            rows += cursor.fetchall()
+    return rows
+
+
 def policy_versions(project_pk: int, trace_of: dict[str, int]) -> dict[int, int]:
     """trace pk -> the policy version named by the newest fuse decision about a
     node of that trace that names one; `trace_of` maps the traces' product ids
     to their trace pks (decisions are found by product, through their index)."""
-    found: dict[int, int] = {}
-    ordered = sorted(trace_of)
-    with bound_cursor() as cursor:
-        for start in range(0, len(ordered), 10_000):
-            clause, params = in_list(ordered[start:start + 10_000])
-            cursor.execute(
-                f"SELECT product_id, policy_version FROM {FUSE} WHERE project_id = %s AND product_id {clause} "
-                f"AND policy_version IS NOT NULL ORDER BY timestamp, id",
-                [project_pk, *params],
-            )
-            for product_id, version in cursor.fetchall():
-                found[trace_of[product_id]] = version
-    return found
+    rows = _by_product(project_pk, trace_of, f"SELECT product_id, policy_version, timestamp, id FROM {FUSE} "
+                                             "WHERE project_id = %s AND product_id {clause} "
+                                             "AND policy_version IS NOT NULL")
+    return {trace_of[product_id]: version for product_id, version, *_ in sorted(rows, key=lambda r: (r[2], r[3]))}
 
 
 def node_labels(project_pk: int, product_ids: set[str]) -> dict[str, tuple[str, str, str]]:
     """product id -> (agent_id, step, client trace id)."""
-    labels: dict[str, tuple[str, str, str]] = {}
-    ordered = sorted(product_ids)
-    with bound_cursor() as cursor:
-        for start in range(0, len(ordered), 10_000):
-            clause, params = in_list(ordered[start:start + 10_000])
-            cursor.execute(
-                f"SELECT n.product_id, n.agent_id, n.step, t.trace_id FROM {NODE} n JOIN {TRACE} t ON t.id = n.trace_id "
-                f"WHERE n.project_id = %s AND n.product_id {clause}",
-                [project_pk, *params],
-            )
-            labels.update((row[0], row[1:]) for row in cursor.fetchall())
-    return labels
+    rows = _by_product(project_pk, product_ids, f"SELECT n.product_id, n.agent_id, n.step, t.trace_id FROM {NODE} n "
+                                                f"JOIN {TRACE} t ON t.id = n.trace_id "
+                                                "WHERE n.project_id = %s AND n.product_id {clause}")
+    return {row[0]: row[1:] for row in rows}
 
 
 @dataclass

@@ -103,3 +103,17 @@ def test_the_aggregate_equals_the_per_trace_endpoint_applied_to_each_answer(api,
           "examples": [t for _, t in sorted(v, reverse=True)[:5]]} for k, v in groups.items()),
         key=lambda c: (-c["count"], c["agent_id"], c["step"], c["reason"]))
     assert root_causes(api) == {"answers": answers, "unexplained": unexplained, "causes": expected}
+
+
+def test_filters_by_the_answering_agent_and_the_policy_version(api, ingest):
+    corpus.load(ingest)
+    from tests.conftest import fuse_event
+
+    ingest(fuse_event("f-concl", "downweight", trace_id="t-fused", policy_version=4, event_id="fuse-v4"))
+    assert root_causes(api, agent_id="summarizer")["answers"] == 7
+    assert root_causes(api, agent_id="nobody") == {"answers": 0, "unexplained": 0, "causes": []}
+    assert root_causes(api, policy_version=4) == {"answers": 1, "unexplained": 0, "causes": [
+        {"agent_id": "retriever", "step": "retrieval", "reason": "fused", "count": 1, "share": 1.0,
+         "examples": ["t-fused"]}]}
+    assert "policy_version" in api.get("/api/v1/root-causes", {"start": START, "end": END,
+                                                               "policy_version": "four"}).json()["fields"]
