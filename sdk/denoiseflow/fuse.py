@@ -1,8 +1,8 @@
 """The confidence fuse: a consumer's accept / downweight / block decision about
 an upstream artifact, from its confidence.
 
-Three tiers by default: accept at 0.8 or above, downweight from 0.5 up to 0.8,
-block below 0.5. Each agent type may have its own thresholds (a retrieval
+Three tiers by default (the default policy, denoiseflow.vocabulary): accept at
+0.8 or above, downweight from 0.5 up to 0.8, block below 0.5. Each agent type may have its own thresholds (a retrieval
 fragment may need more than a summary). `ConfidenceFuse.from_policy()` takes
 them from the project's central policy instead, kept fresh in the background.
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 from denoiseflow.recorder import get_recorder
 from denoiseflow.thresholds import Resolved
+from denoiseflow.vocabulary import ACCEPT, BLOCK, DEFAULT_PROFILE, DOWNWEIGHT
 
-ACCEPT, DOWNWEIGHT, BLOCK = "accept", "downweight", "block"
 # The reason codes this fuse writes (the contract names below_block and below_accept).
 BELOW_BLOCK, BELOW_ACCEPT, MEETS_ACCEPT, CONFIDENCE_UNKNOWN = (
     "below_block", "below_accept", "meets_accept", "confidence_unknown")
@@ -35,8 +35,8 @@ MAX_CACHED = 4096
 
 @dataclass(frozen=True)
 class Thresholds:
-    accept: float = 0.8
-    block: float = 0.5
+    accept: float = DEFAULT_PROFILE["accept"]
+    block: float = DEFAULT_PROFILE["block"]
 
     def __post_init__(self):
         if not 0.0 <= self.block <= self.accept <= 1.0:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from denoiseflow.recorder import get_recorder
+from denoiseflow.vocabulary import ACCEPT, BLOCK, DOWNWEIGHT
 
 ACCEPT_WORDS = {"pass", "passed", "ok", "yes", "correct", "accept", "accepted", "approve", "approved", "valid",
                 "true", "good"}
@@ -28,11 +29,11 @@ class JudgeVerdict:
 
     @property
     def accepted(self) -> bool:
-        return self.decision == "accept"
+        return self.decision == ACCEPT
 
     @property
     def blocked(self) -> bool:
-        return self.decision == "block"
+        return self.decision == BLOCK
 
     def as_fuse(self) -> dict:
         return {"decision": self.decision, "reason": self.reason, "threshold": None, "reason_code": self.reason_code}
@@ -75,17 +76,17 @@ def cross_check(answer, judge: Callable[[Any], Any], *, node=None, recorder=None
     try:
         ok, reason, confidence = read_verdict(judge(answer))
     except Exception as error:  # a broken judge neither passes nor condemns the answer
-        verdict = JudgeVerdict("downweight", f"judge failed: {type(error).__name__}: {error}"[:500], JUDGE_UNCLEAR)
+        verdict = JudgeVerdict(DOWNWEIGHT, f"judge failed: {type(error).__name__}: {error}"[:500], JUDGE_UNCLEAR)
     else:
         if ok and threshold is not None and confidence is not None and confidence < threshold:
             ok, reason = False, f"judge confidence {confidence:.2f} below {threshold:.2f}" + (
                 f": {reason}" if reason else "")
         if ok is None:
-            verdict = JudgeVerdict("downweight", f"judge verdict unclear: {reason}"[:500], JUDGE_UNCLEAR, confidence)
+            verdict = JudgeVerdict(DOWNWEIGHT, f"judge verdict unclear: {reason}"[:500], JUDGE_UNCLEAR, confidence)
         elif ok:
-            verdict = JudgeVerdict("accept", reason or "judge found no fault", JUDGE_ACCEPTED, confidence)
+            verdict = JudgeVerdict(ACCEPT, reason or "judge found no fault", JUDGE_ACCEPTED, confidence)
         else:
-            verdict = JudgeVerdict("block", reason or "judge rejected the answer", JUDGE_REJECTED, confidence)
+            verdict = JudgeVerdict(BLOCK, reason or "judge rejected the answer", JUDGE_REJECTED, confidence)
     if node is not None:
         (recorder or get_recorder()).fuse(node, verdict, by_agent_id=by_agent_id)
     return verdict

@@ -36,12 +36,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from denoiseflow.awaitables import is_async
 from denoiseflow.fuse import ACCEPT, BLOCK, DOWNWEIGHT, ConfidenceFuse, Verdict
 from denoiseflow.recorder import NodeRef, get_recorder, new_id
+from denoiseflow.vocabulary import DEFAULT_PROFILE
 
 ACCEPTED, DOWNWEIGHTED, BLOCKED, ESCALATED, ROUND_LIMIT = (
     "accepted", "downweighted", "blocked", "escalated", "round_limit")
-CROSS_CHECK_FAILED, ROUND_LIMIT_CODE = "cross_check_failed", "round_limit"
+CROSS_CHECK_FAILED = "cross_check_failed"
 
 
 @dataclass(frozen=True)
@@ -143,22 +145,15 @@ def limits_of(fuse: ConfidenceFuse, max_retries, escalate_after, max_rounds) -> 
         return found[1]
     profile = current.profile(fuse.profile) if current is not None else {}
 
-    def pick(given, name, default):
-        return given if given is not None else profile.get(name, default)
+    def pick(given, name):
+        return given if given is not None else profile.get(name, DEFAULT_PROFILE[name])
 
-    limits = Limits(pick(max_retries, "max_retries", 2), pick(escalate_after, "escalate_after", 3),
-                    pick(max_rounds, "max_rounds", 5))
+    limits = Limits(pick(max_retries, "max_retries"), pick(escalate_after, "escalate_after"),
+                    pick(max_rounds, "max_rounds"))
     if len(_LIMITS) > 256:
         _LIMITS.clear()
     _LIMITS[key] = (current, limits)
     return limits
-
-
-def is_async(function) -> bool:
-    code = getattr(function, "__code__", None)
-    if code is not None:
-        return bool(code.co_flags & inspect.CO_COROUTINE)
-    return function is not None and inspect.iscoroutinefunction(function)
 
 
 def guard(produce: Callable, *, consumer: str, trace_id: str, agent_id: str, step: str = "",

@@ -19,8 +19,9 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 
-from denoiseflow.thresholds import DEFAULT_PROFILE, Resolved, resolve
+from denoiseflow.thresholds import Resolved, resolve
 from denoiseflow.version import USER_AGENT
+from denoiseflow.vocabulary import DEFAULT_PROFILE
 
 logger = logging.getLogger("denoiseflow")
 

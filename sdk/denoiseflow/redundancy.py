@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
+from denoiseflow.awaitables import is_async
 from denoiseflow.entropy import normalized_entropy
 from denoiseflow.recorder import NodeRef, get_recorder
 from denoiseflow.similarity import (
@@ -37,6 +38,7 @@ from denoiseflow.similarity import (
     text_similarity,
 )
 from denoiseflow.validators import outcome
+from denoiseflow.vocabulary import BLOCK, DOWNWEIGHT
 
 DEFAULT_TEMPERATURES = (0.7, 0.85, 1.0)
 # Rotated across samples so that they differ in more than sampling noise.
@@ -134,7 +136,7 @@ class RedundantResult:
         """Without agreement the artifact is not trusted: the inline fuse says so."""
         if self.agreed:
             return None
-        decision = "block" if self.answer is None else "downweight"
+        decision = BLOCK if self.answer is None else DOWNWEIGHT
         return {"decision": decision, "reason": f"vote {self.vote_ratio:.2f} below agreement {self.agreement:.2f}",
                 "threshold": self.agreement, "reason_code": "vote_split"}
 
@@ -166,13 +168,6 @@ def keyword_filter(step) -> Callable[[dict], dict]:
         return dict
     names = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
     return lambda variant: {k: v for k, v in variant.items() if k in names}
-
-
-def is_async(step) -> bool:
-    """An `async def`, a partial of one, or an object whose `__call__` is one."""
-    if inspect.iscoroutinefunction(step):
-        return True
-    return not inspect.isroutine(step) and inspect.iscoroutinefunction(type(step).__call__)
 
 
 @dataclass

@@ -8,10 +8,7 @@ test holds the two to the same answers.
 
 from typing import NamedTuple
 
-DEFAULT_PROFILE = {
-    "accept": 0.8, "block": 0.5, "by_agent_type": {}, "by_step": {},
-    "max_rounds": 5, "max_retries": 2, "escalate_after": 3,
-}
+from denoiseflow.vocabulary import DEFAULT_PROFILE as DEFAULT_PROFILE
 
 
 class Resolved(NamedTuple):

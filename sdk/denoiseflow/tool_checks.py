@@ -25,6 +25,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 
+from denoiseflow.vocabulary import BLOCK, DOWNWEIGHT
+
 HIGH, MEDIUM, LOW = "high", "medium", "low"
 LEVEL_CONFIDENCE = {HIGH: 0.95, MEDIUM: 0.6, LOW: 0.2}
 RULE_CONFIDENCE = {"error": 0.1, "empty": 0.2, "out_of_range": 0.3, "too_complex": 0.6}
@@ -75,7 +77,7 @@ class ToolCheck:
     def fuse(self) -> dict | None:
         if not self.findings:
             return None
-        return {"decision": "block" if self.reliability == LOW else "downweight",
+        return {"decision": BLOCK if self.reliability == LOW else DOWNWEIGHT,
                 "reason": self.detail[:500], "threshold": None, "reason_code": f"tool_{self.rule}"}
 
     def node_fields(self) -> dict:

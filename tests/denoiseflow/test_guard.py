@@ -132,6 +132,24 @@ def test_async_escalation(live_recorder, policy_fuse):
     assert result.outcome == "escalated"
 
 
+def test_an_object_whose_call_is_async_is_awaited_like_a_coroutine_function(live_recorder, policy_fuse, api):
+    class AsyncProducer:
+        def __init__(self):
+            self.feedback = []
+
+        async def __call__(self, feedback):
+            self.feedback.append(feedback)
+            await asyncio.sleep(0)
+            return Output("async object's fragment", 0.3 if feedback is None else 0.9)
+
+    producer = AsyncProducer()
+    pending = run(producer, live_recorder, policy_fuse, "guard-async-object")
+    assert asyncio.iscoroutine(pending)
+    result = asyncio.run(pending)
+    assert (result.outcome, result.attempts, result.content) == ("accepted", 2, "async object's fragment")
+    assert producer.feedback[1].reason_code == "below_block"
+
+
 def test_a_producer_answer_that_is_no_output_is_refused_clearly(live_recorder, policy_fuse):
     with pytest.raises(TypeError, match="a producer returns"):
         run(lambda feedback: 0.9, live_recorder, policy_fuse, "guard-8")
