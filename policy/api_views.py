@@ -13,8 +13,6 @@ from policy.document import PolicyError, parse_document
 from provenance.api.errors import error_response
 from provenance.api.openapi import ref
 
-ETAG = {"ETag": {"schema": {"type": "string"}, "description": "The version, for If-None-Match / If-Match."}}
-
 
 def invalid(error: PolicyError) -> Response:
     return error_response(str(error), status.HTTP_400_BAD_REQUEST, fields=error.fields)

@@ -2,7 +2,7 @@
 own, an agent type's, a step's), to and from the contract's profiles.
 Validation is `document.parse_document`'s, the same as the API's."""
 
-from policy.document import COUNTS, DEFAULT_PROFILE
+from policy.document import COUNTS
 
 ROW_INPUTS = ("profile", "kind", "name", "accept", "block", *COUNTS)
 KINDS = (("profile", "profile"), ("by_agent_type", "agent type"), ("by_step", "step"))
@@ -61,7 +61,3 @@ def profiles_from_rows(rows: list[dict]) -> dict:
         else:
             profile[row["kind"] or "kind"] = "unknown level"
     return profiles
-
-
-def with_limits(profile: dict) -> dict:
-    return {**DEFAULT_PROFILE, **profile}

@@ -30,7 +30,6 @@ BUCKETS = 10
 KS_COEFFICIENT_5_PERCENT = 1.358
 # 99.9% quantiles of χ² by degrees of freedom (one less than the buckets cut).
 CHI2_999 = {1: 10.828, 2: 13.816, 3: 16.266, 4: 18.467, 5: 20.515, 6: 22.458, 7: 24.322, 8: 26.124, 9: 27.877}
-STATUSES = ("drift", "watch", "noise", "stable", "few")
 
 
 def decile_cuts(baseline: dict[int, int]) -> list[int]:

@@ -40,10 +40,6 @@ class Retention:
         return {"trace_days": self.trace_days, "full_content_days": self.full_content_days,
                 "keep_full_below": self.keep_full_below}
 
-    @property
-    def does_anything(self) -> bool:
-        return self.trace_days is not None or self.full_content_days is not None
-
 
 @dataclass(frozen=True)
 class Outcome:
