@@ -177,7 +177,7 @@ def http_samples(page, urls: dict[str, str], runs: int) -> dict[str, list[float]
     from django.conf import settings
     from django.db import connections
 
-    from tests.serving import Serve
+    from tests.support.serving import Serve
 
     cookie = f"{settings.SESSION_COOKIE_NAME}={page.cookies[settings.SESSION_COOKIE_NAME].value}"
     connections.close_all()

@@ -3,16 +3,18 @@ signed-in project member for the pages."""
 
 import itertools
 import uuid
-from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.test import APIClient
 
 from denoise_dashboard import outage
 from provenance.models import Project
+from tests.support.accounts import MEMBER_PASSWORD, MEMBER_USERNAME
+from tests.support.alerts import SECRET
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.receiver import running
 
 _counter = itertools.count()
 
@@ -60,9 +62,6 @@ def other_api(make_project):
     return client
 
 
-MEMBER_USERNAME, MEMBER_PASSWORD = "mia", "pw-mia-12345"
-
-
 @pytest.fixture
 def member_user(project, settings):
     """A user of `project` who can also sign in through the login form."""
@@ -81,38 +80,6 @@ def member(member_user) -> Client:
     return client
 
 
-BASE_TIME = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
-
-
-def node_event(product_id: str, trace_id: str = "t1", *, parents=(), seconds: float = 0, event_id=None, **body):
-    """A `node` event as an agent would send it."""
-    return {
-        "id": event_id or f"ev-{product_id}",
-        "type": "node",
-        "timestamp": (BASE_TIME + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z"),
-        "body": {"trace_id": trace_id, "product_id": product_id, "agent_id": body.pop("agent_id", "agent"),
-                 "parent_ids": list(parents), **body},
-    }
-
-
-def fuse_event(product_id: str, decision: str = "block", trace_id: str = "t1", *, event_id=None, **body):
-    return {
-        "id": event_id or f"fuse-{product_id}-{decision}",
-        "type": "fuse",
-        "timestamp": BASE_TIME.isoformat(),
-        "body": {"trace_id": trace_id, "product_id": product_id, "decision": decision,
-                 "reason": body.pop("reason", "below threshold"), "threshold": 0.5, "by_agent_id": "router", **body},
-    }
-
-
-def review_event(trace_id: str, verdict: str, product_id: str | None = None, *, event_id=None):
-    body = {"trace_id": trace_id, "verdict": verdict}
-    if product_id:
-        body["product_id"] = product_id
-    return {"id": event_id or f"review-{trace_id}-{verdict}", "type": "review", "timestamp": BASE_TIME.isoformat(),
-            "body": body}
-
-
 @pytest.fixture
 def ingest(api):
     """Posts events through the HTTP API and returns the parsed 207 body."""
@@ -123,13 +90,6 @@ def ingest(api):
         return response.json()
 
     return post
-
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-]
 
 
 @pytest.fixture(scope="module")
@@ -158,13 +118,11 @@ def page(browser):
     context.close()
 
 
-def signed_in(page, live_server, member: Client) -> list[str]:
-    """Gives `page` the session of the `member` client; returns the list that
-    collects the page's console errors and uncaught exceptions from then on."""
-    cookie = django_settings.SESSION_COOKIE_NAME
-    page.context.add_cookies([{"name": cookie, "value": member.cookies[cookie].value, "url": live_server.url}])
-    problems = []
-    page.on("console", lambda message: problems.append(message.text)
-            if message.type == "error" and not message.location.get("url", "").endswith("/favicon.ico") else None)
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    return problems
+@pytest.fixture
+def receiver(settings):
+    """A signature-checking webhook receiver on loopback, signing with alerts' SECRET."""
+    settings.WEBHOOK_ALLOW_PRIVATE = True
+    settings.WEBHOOK_TIMEOUT_SECONDS = 2
+    settings.WEBHOOK_RETRY_BASE_SECONDS = 0
+    with running(SECRET) as hook:
+        yield hook

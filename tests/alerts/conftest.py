@@ -1,20 +1,14 @@
 """Alert fixtures: rules created through the API, evaluation at simulated
-minutes, and a signature-checking webhook receiver on loopback."""
+minutes. The loopback webhook receiver (`receiver`) is the root conftest's:
+the alerts page's browser test uses it too."""
 
 import io
-from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
 
-from tests.alerts.receiver import pagerduty_problems, running, slack_problems, smtp_server
-from tests.conftest import BASE_TIME
-
-SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-
-
-def at_minute(minute: float):
-    return BASE_TIME + timedelta(minutes=minute)
+from tests.support.alerts import at_minute
+from tests.support.receiver import pagerduty_problems, running, slack_problems, smtp_server
 
 
 @pytest.fixture
@@ -46,15 +40,6 @@ def alert_events(api):
         return response.json()
 
     return fetch
-
-
-@pytest.fixture
-def receiver(settings):
-    settings.WEBHOOK_ALLOW_PRIVATE = True
-    settings.WEBHOOK_TIMEOUT_SECONDS = 2
-    settings.WEBHOOK_RETRY_BASE_SECONDS = 0
-    with running(SECRET) as hook:
-        yield hook
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ isolation, and 400s that name the field and the reason."""
 import pytest
 from rest_framework.test import APIClient
 
-from tests.alerts.conftest import SECRET
+from tests.support.alerts import SECRET
 
 CONTRACT_EXAMPLE = {
     "name": "extraction degrading",
@@ -144,7 +144,7 @@ def test_private_destinations_are_accepted_when_allowed(api, settings):
 
 
 def test_alert_events_are_listed_newest_first_and_scoped(api, other_api, create_rule, ingest, evaluate):
-    from tests.conftest import node_event
+    from tests.support.events import node_event
 
     silence = create_rule(name="silence", conditions=[{"metric": "node_count", "window": "5m", "op": "<",
                                                        "threshold": 1}])

@@ -5,7 +5,7 @@ import pytest
 from rest_framework.exceptions import ValidationError
 
 from demo.alert_rules import install_demo_rules
-from tests.conftest import node_event
+from tests.support.events import node_event
 
 
 def test_installing_twice_creates_the_three_rules_once(project, api):

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from alerts.models import Delivery
-from tests.conftest import node_event
+from tests.support.events import node_event
 
 FUSED = {"fuse": {"decision": "block", "reason": "low"}}
 RULE = [{"metric": "fuse_rate", "window": "5m", "op": ">", "threshold": 0.2},
@@ -213,7 +213,7 @@ def test_pagerduty_url_is_the_operators_and_exempt_from_the_address_guard(fusing
 
 def test_one_rule_reaches_every_kind_and_only_webhooks_are_signed(fusing_rule, receiver, slack, pagerduty, smtp,
                                                                  evaluate):
-    from tests.alerts.conftest import SECRET
+    from tests.support.alerts import SECRET
 
     fusing_rule({"type": "webhook", "url": receiver.url, "secret": SECRET}, {"type": "slack", "url": slack.url},
                 {"type": "email", "to": ["oncall@example.org"]},

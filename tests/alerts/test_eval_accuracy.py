@@ -8,8 +8,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from alerts.models import AlertRule
-from tests.alerts.conftest import at_minute
-from tests.evals.conftest import number_items
+from tests.support.alerts import at_minute
+from tests.support.evals import number_items
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 
 from alerts import evaluation
 from alerts.models import AlertEvent, Delivery
-from tests.alerts.conftest import at_minute
-from tests.conftest import node_event
+from tests.support.alerts import at_minute
+from tests.support.events import node_event
 
 FUSED = {"fuse": {"decision": "block", "reason": "low"}}
 FUSE_RULE = [{"metric": "fuse_rate", "window": "10m", "op": ">", "threshold": 0.5}]

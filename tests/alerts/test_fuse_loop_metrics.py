@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from tests.conftest import BASE_TIME, node_event
+from tests.support.events import BASE_TIME, node_event
 
 DEFAULT = {"accept": 0.8, "block": 0.5, "by_agent_type": {}, "by_step": {}, "max_rounds": 5, "max_retries": 2,
            "escalate_after": 3}

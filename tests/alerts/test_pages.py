@@ -8,8 +8,8 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from alerts.models import AlertRule
-from tests.alerts.conftest import SECRET
-from tests.conftest import node_event
+from tests.support.alerts import SECRET
+from tests.support.events import node_event
 
 FUSE_RULE = [{"metric": "fuse_rate", "window": "15m", "op": ">", "threshold": 0.2}]
 

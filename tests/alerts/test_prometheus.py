@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import BASE_TIME, node_event
+from tests.support.events import BASE_TIME, node_event
 
 GAUGES = {
     "denoise_node_count": "node_count",

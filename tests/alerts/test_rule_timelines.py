@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from tests.alerts.conftest import at_minute
-from tests.conftest import node_event
+from tests.support.alerts import at_minute
+from tests.support.events import node_event
 
 FUSED = {"fuse": {"decision": "block", "reason": "below threshold"}}
 ERROR = {"status": "error"}

@@ -2,7 +2,7 @@
 address is one edit; another project's destinations are invisible."""
 
 from alerts.models import Delivery
-from tests.conftest import node_event
+from tests.support.events import node_event
 
 FUSED = {"fuse": {"decision": "block", "reason": "low"}}
 RULE = [{"metric": "fuse_rate", "window": "5m", "op": ">", "threshold": 0.2}]

@@ -7,8 +7,8 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from tests.alerts.conftest import SECRET
-from tests.conftest import node_event
+from tests.support.alerts import SECRET
+from tests.support.events import node_event
 
 pytestmark = pytest.mark.sqlite_smoke
 

@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from alerts.transports import safe_http
-from tests.alerts.receiver import running
+from tests.support.receiver import running
 
 FAKE_DNS = {
     "internal.example": ["10.0.0.5"],

@@ -10,8 +10,8 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from alerts.models import Delivery
-from tests.alerts.conftest import SECRET
-from tests.conftest import node_event
+from tests.support.alerts import SECRET
+from tests.support.events import node_event
 
 FUSED = {"fuse": {"decision": "block", "reason": "low"}}
 FUSE_RULE = [{"metric": "fuse_rate", "window": "5m", "op": ">", "threshold": 0.5}]

@@ -3,8 +3,8 @@
 import pytest
 from prometheus_client import REGISTRY
 
-from tests.alerts.conftest import SECRET
-from tests.conftest import node_event
+from tests.support.alerts import SECRET
+from tests.support.events import node_event
 
 
 @pytest.mark.django_db

@@ -15,8 +15,8 @@ from django.db import connection
 
 from alerts import evaluation
 from alerts.models import Delivery
-from tests.alerts.conftest import SECRET, at_minute
-from tests.conftest import node_event
+from tests.support.alerts import SECRET, at_minute
+from tests.support.events import node_event
 
 REDIS_URL = "redis://127.0.0.1:6379/3"
 ROOT = Path(__file__).resolve().parents[2]

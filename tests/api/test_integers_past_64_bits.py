@@ -8,8 +8,8 @@ import pytest
 
 from evals.models import Item, Run
 from provenance.models import Node
-from tests.conftest import node_event
-from tests.evals.conftest import number_items
+from tests.support.evals import number_items
+from tests.support.events import node_event
 
 BIG = 18446744073709551616  # 2**64
 HUGE_FLOAT = 1e20

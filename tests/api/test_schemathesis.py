@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from tests.conftest import BASE_TIME, fuse_event, node_event, review_event
+from tests.support.events import BASE_TIME, fuse_event, node_event, review_event
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 EXAMPLES_PER_OPERATION = 8

@@ -4,7 +4,7 @@ browsable API works); writes still need a key; without either: 401."""
 import pytest
 from django.test import Client
 
-from tests.conftest import node_event
+from tests.support.events import node_event
 
 
 @pytest.fixture

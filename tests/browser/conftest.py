@@ -17,10 +17,9 @@ import httpx
 import pytest
 from django.contrib.auth import get_user_model
 
-from tests.serving import database_url, free_port
+from tests.support.serving import REPO, database_url, free_port
 
-REPO = Path(__file__).resolve().parents[2]
-SCREENSHOTS = REPO / "screenshots"
+
 class LiveServer:
     def __init__(self, url: str, process: subprocess.Popen, log: Path):
         self.url = url
@@ -82,15 +81,6 @@ def tenant(transactional_db):
     return project, key, user
 
 
-def sign_in(page, server: LiveServer, username: str = "mia", password: str = "pw-mia-12345") -> None:
-    """Through the login form, as a person would."""
-    page.goto(f"{server.url}/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", password)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{server.url}/p/**")
-
-
 @pytest.fixture
 def watched_page(page):
     """The page, with every script error, failed request and dialog recorded."""
@@ -103,19 +93,3 @@ def watched_page(page):
     return page
 
 
-# A long page is shown down to three screens: enough to see it, not megabytes of rows.
-FULL_PAGE_HEIGHT = 2700
-
-
-def screenshot(page, name: str, full_page: bool = False) -> Path:
-    """The viewport (1440×900), or with `full_page` the page down to FULL_PAGE_HEIGHT."""
-    SCREENSHOTS.mkdir(exist_ok=True)
-    path = SCREENSHOTS / name
-    if full_page:
-        width, height = page.evaluate("() => [document.documentElement.clientWidth,"
-                                      " document.documentElement.scrollHeight]")
-        clip = {"x": 0, "y": 0, "width": width, "height": min(height, FULL_PAGE_HEIGHT)}
-        page.screenshot(path=str(path), full_page=True, clip=clip)
-    else:
-        page.screenshot(path=str(path))
-    return path

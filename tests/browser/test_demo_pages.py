@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from demo import planted_faults
-from tests.browser.conftest import screenshot, sign_in
+from tests.support.browser import screenshot, sign_in
 
 # `django_db` so the test database is set up; each test only reads the committed demo.
 pytestmark = [pytest.mark.browser, pytest.mark.django_db]

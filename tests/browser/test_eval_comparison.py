@@ -6,7 +6,7 @@ import pytest
 
 from demo import truth_sets
 from denoiseflow import Recorder
-from tests.browser.conftest import screenshot, sign_in
+from tests.support.browser import screenshot, sign_in
 
 pytestmark = pytest.mark.browser
 

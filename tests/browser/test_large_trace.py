@@ -6,8 +6,8 @@ nodes upstream with the distance folded."""
 import pytest
 
 from demo.large_run import large_run_events
-from tests.browser.conftest import screenshot, sign_in
 from tests.browser.plot import click_point
+from tests.support.browser import screenshot, sign_in
 
 pytestmark = pytest.mark.browser
 

@@ -4,8 +4,8 @@ it, and after the job the trace page marks the summarized node."""
 import pytest
 from django.core.management import call_command
 
-from tests.browser.conftest import screenshot, sign_in
-from tests.conftest import node_event
+from tests.support.browser import screenshot, sign_in
+from tests.support.events import node_event
 
 pytestmark = pytest.mark.browser
 

@@ -8,9 +8,9 @@ import pytest
 import redis
 from django.db import connection
 
-from tests.browser.conftest import sign_in
-from tests.conftest import node_event
-from tests.serving import Serve, database_url
+from tests.support.browser import sign_in
+from tests.support.events import node_event
+from tests.support.serving import Serve, database_url
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 

@@ -4,10 +4,10 @@ the DAG, the fused fragment, its root cause, and nodes that arrive live."""
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.browser.conftest import screenshot, sign_in
 from tests.browser.plot import SCREEN_POSITION, click_point
 from tests.browser.traces import bad_answer_trace
-from tests.conftest import node_event
+from tests.support.browser import screenshot, sign_in
+from tests.support.events import node_event
 
 pytestmark = pytest.mark.browser
 

@@ -5,9 +5,9 @@ the columns hold, each once."""
 
 import pytest
 
-from tests.browser.conftest import sign_in
 from tests.browser.traces import bad_answer_trace
-from tests.conftest import fuse_event, node_event, review_event
+from tests.support.browser import sign_in
+from tests.support.events import fuse_event, node_event, review_event
 
 pytestmark = pytest.mark.browser
 

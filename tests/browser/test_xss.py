@@ -4,8 +4,8 @@ any explorer page, and reads back literally."""
 
 import pytest
 
-from tests.browser.conftest import sign_in
-from tests.conftest import fuse_event, node_event, review_event
+from tests.support.browser import sign_in
+from tests.support.events import fuse_event, node_event, review_event
 
 pytestmark = pytest.mark.browser
 

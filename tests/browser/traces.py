@@ -1,6 +1,6 @@
 """Traces as agents send them, shared by the page tests and the browser tests."""
 
-from tests.conftest import fuse_event, node_event, review_event
+from tests.support.events import fuse_event, node_event, review_event
 
 
 def bad_answer_trace(trace_id: str = "t1", prefix: str = "") -> list[dict]:

@@ -7,8 +7,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from provenance.models import Node
-from tests.conftest import node_event
 from tests.otlp.test_partial_success import export, span
+from tests.support.events import node_event
 
 
 def client_for(key: str, address: str = "192.0.2.1") -> APIClient:

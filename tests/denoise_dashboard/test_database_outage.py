@@ -3,7 +3,7 @@ Retry-After within 2 s (never 500), OTLP exporters get an OTLP Status, pages a
 styled "temporarily unavailable" page; the server recovers on its own when the
 database is back; and the SDK loses nothing recorded across the outage.
 
-The database is a PostgreSQL server of this module's own (tests/own_postgres.py),
+The database is a PostgreSQL server of this module's own (tests/support/own_postgres.py),
 stopped and started here; the dashboard is `manage.py serve` with two workers."""
 
 import json
@@ -19,8 +19,8 @@ from django.urls import URLResolver, get_resolver
 
 from denoiseflow import Recorder
 from tests.otlp.test_partial_success import export, span
-from tests.own_postgres import OwnPostgres
-from tests.serving import REPO, Serve, signed_in
+from tests.support.own_postgres import OwnPostgres
+from tests.support.serving import REPO, Serve, signed_in
 
 ANSWER_WITHIN_SECONDS = 2.0
 

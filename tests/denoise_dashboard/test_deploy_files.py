@@ -6,7 +6,7 @@ import re
 
 from alerts.prometheus.exposition import GAUGES
 from denoise_dashboard import process_metrics
-from tests.serving import REPO
+from tests.support.serving import REPO
 
 SUFFIXES = ("_total", "_bucket", "_count", "_sum")
 

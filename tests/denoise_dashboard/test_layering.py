@@ -93,3 +93,25 @@ def test_the_fused_rule_check_sees_a_module_spelling_it_out(tmp_path):
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_x.py").write_text("FuseDecision.BLOCK\n")
     assert len(modules_naming(tmp_path, "FuseDecision", "BLOCK")) == MAX_MODULES_NAMING_BLOCK + 1
+
+
+def test_tests_import_helpers_from_tests_support_not_from_a_conftest():
+    """Fixtures stay in conftest.py files; what a test imports lives in tests/support/
+    (events.py, accounts.py, browser.py, serving.py, alerts.py, evals.py, receiver.py)."""
+    wrong = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[-1] == "conftest":
+                names = {alias.name for alias in node.names}
+                if not all(_is_fixture(ROOT / Path(*node.module.split(".")).with_suffix(".py"), name) for name in names):
+                    wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {sorted(names)} from {node.module}")
+    assert wrong == []
+
+
+def _is_fixture(conftest: Path, name: str) -> bool:
+    tree = ast.parse(conftest.read_text(), filename=str(conftest))
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return any("fixture" in ast.unparse(decorator) for decorator in node.decorator_list)
+    return False

@@ -10,7 +10,7 @@ import pytest
 import redis
 from django.db import connection
 
-from tests.serving import Serve, database_url
+from tests.support.serving import Serve, database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 LIMIT = 10  # a minute: one more every 6 s

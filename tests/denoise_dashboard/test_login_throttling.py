@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from tests.conftest import MEMBER_PASSWORD, MEMBER_USERNAME
+from tests.support.accounts import MEMBER_PASSWORD, MEMBER_USERNAME
 
 
 def attempt(client: Client, password: str, username: str = MEMBER_USERNAME, path: str = "/login/"):

@@ -15,8 +15,8 @@ from django.db import connection
 from prometheus_client.parser import text_string_to_metric_families
 
 from denoise_dashboard.process_metrics import CeleryQueueLag
-from tests.conftest import node_event
-from tests.serving import REPO, Serve, database_url
+from tests.support.events import node_event
+from tests.support.serving import REPO, Serve, database_url
 
 TOKEN = "ops-token-for-tests"
 REDIS = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")

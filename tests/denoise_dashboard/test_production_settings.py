@@ -13,7 +13,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from tests.serving import REPO, Serve, database_url
+from tests.support.serving import REPO, Serve, database_url
 
 STRONG_KEY = "k3y-" + "x7Qp9" * 12
 PRODUCTION = {"DEBUG": "0", "SECRET_KEY": STRONG_KEY, "ALLOWED_HOSTS": "dash.example.com",

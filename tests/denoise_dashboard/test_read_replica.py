@@ -13,8 +13,8 @@ import time
 import httpx
 import pytest
 
-from tests.own_postgres import OwnPostgres
-from tests.serving import REPO, Serve
+from tests.support.own_postgres import OwnPostgres
+from tests.support.serving import REPO, Serve
 
 SETTLE_SECONDS = 60  # the longest a state below may take to arrive on a loaded machine
 

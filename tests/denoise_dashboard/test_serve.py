@@ -14,10 +14,10 @@ import pytest
 from django.db import connection
 
 from provenance.models import Node
-from tests.alerts.conftest import SECRET
-from tests.alerts.receiver import running
-from tests.conftest import node_event
-from tests.serving import Serve, database_url, signed_in
+from tests.support.alerts import SECRET
+from tests.support.events import node_event
+from tests.support.receiver import running
+from tests.support.serving import Serve, database_url, signed_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

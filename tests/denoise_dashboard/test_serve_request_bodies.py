@@ -12,8 +12,8 @@ from django.db import connection
 
 from policy import store
 from provenance.models import Node, Project
-from tests.conftest import node_event
-from tests.serving import Serve, database_url
+from tests.support.events import node_event
+from tests.support.serving import Serve, database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.evals.conftest import number_items, part
+from tests.support.evals import number_items, part
 
 
 def test_create_answers_version_zero_and_a_taken_name_is_a_conflict(api):

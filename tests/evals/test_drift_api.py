@@ -1,6 +1,6 @@
 """Truth drift: the recheck endpoint marks items whose source of truth moved."""
 
-from tests.evals.conftest import number_items
+from tests.support.evals import number_items
 
 
 def test_recheck_marks_drifted_items_until_they_are_updated(api, dataset, run):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.evals.conftest import number_items
+from tests.support.evals import number_items
 
 
 @pytest.fixture

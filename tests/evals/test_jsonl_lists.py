@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.evals.conftest import number_items
+from tests.support.evals import number_items
 
 LISTS = ["/api/v1/datasets", "/api/v1/datasets/ds/versions", "/api/v1/runs"]
 

@@ -2,8 +2,8 @@
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from tests.conftest import node_event
-from tests.evals.conftest import number_items
+from tests.support.evals import number_items
+from tests.support.events import node_event
 
 XSS = '<script>alert("x")</script>'
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.evals.conftest import number_items, part
+from tests.support.evals import number_items, part
 
 ITEMS = [
     {"id": "q-1", "input": "total refunds?", "expected": 3, "tags": ["refunds"]},

@@ -4,7 +4,7 @@ summary and a comparison, on the portable SQL paths."""
 import pytest
 from django.db import connection
 
-from tests.evals.conftest import number_items
+from tests.support.evals import number_items
 
 pytestmark = pytest.mark.sqlite_smoke
 

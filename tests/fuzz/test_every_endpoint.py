@@ -18,7 +18,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
-from tests.conftest import BASE_TIME, fuse_event, node_event, review_event
+from tests.support.events import BASE_TIME, fuse_event, node_event, review_event
 
 SEED = 20261201
 REQUESTS_PER_ROUTE = 16

@@ -5,8 +5,8 @@ from datetime import timedelta
 import pytest
 
 from metrics.rollups.refresh import refresh_rollups
-from tests.conftest import BASE_TIME, node_event, review_event
 from tests.metrics.traffic import post_in_batches, workflow_events
+from tests.support.events import BASE_TIME, node_event, review_event
 
 WINDOW = {"start": BASE_TIME.isoformat(), "end": (BASE_TIME + timedelta(hours=8)).isoformat()}
 DASHBOARDS = ["overview", "fuses", "distributions", "drift", "calibration"]

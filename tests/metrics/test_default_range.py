@@ -4,7 +4,7 @@ before it has data too; explicit ranges and the API's default do not move."""
 from datetime import UTC, datetime, timedelta
 
 from metrics.params import fitted
-from tests.conftest import BASE_TIME, node_event
+from tests.support.events import BASE_TIME, node_event
 
 NOW = datetime(2026, 12, 1, 12, 30, tzinfo=UTC)
 HOUR, DAY = timedelta(hours=1), timedelta(days=1)

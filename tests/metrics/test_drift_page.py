@@ -6,8 +6,8 @@ from datetime import timedelta
 import pytest
 
 from metrics.stats import drift
-from tests.conftest import BASE_TIME
 from tests.metrics.traffic import post_in_batches, steady_confidence_events
+from tests.support.events import BASE_TIME
 
 DAY0 = BASE_TIME.replace(hour=0)
 

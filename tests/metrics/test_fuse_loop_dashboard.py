@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from metrics.models import PolicyHour
 from metrics.rollups.refresh import refresh_rollups
-from tests.conftest import BASE_TIME, fuse_event, node_event, review_event
+from tests.support.events import BASE_TIME, fuse_event, node_event, review_event
 
 RANGE = {"start": "2026-11-20T00:00:00Z", "end": "2026-11-21T00:00:00Z"}
 

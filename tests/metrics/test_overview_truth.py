@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from metrics.rollups.refresh import refresh_rollups
 from provenance.models import FuseDecision, Node
-from tests.conftest import BASE_TIME, node_event
 from tests.metrics.traffic import post_in_batches
+from tests.support.events import BASE_TIME, node_event
 
 WINDOW = {"start": BASE_TIME.isoformat(), "end": (BASE_TIME + timedelta(hours=6)).isoformat()}
 

@@ -3,7 +3,7 @@
 import pytest
 
 from metrics.rollups.refresh import refresh_rollups
-from tests.conftest import node_event
+from tests.support.events import node_event
 
 PAGES = ["", "fuses/", "uncertainty/", "drift/", "calibration/"]
 DATA = ["overview", "fuses", "distributions", "drift", "calibration"]

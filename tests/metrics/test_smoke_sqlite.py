@@ -8,7 +8,7 @@ from django.db import connection
 
 from metrics.rollups.refresh import refresh_rollups
 from metrics.values import window_values
-from tests.conftest import BASE_TIME, node_event, review_event
+from tests.support.events import BASE_TIME, node_event, review_event
 
 pytestmark = pytest.mark.sqlite_smoke
 

@@ -15,8 +15,8 @@ from metrics.questions import Filters
 from metrics.rollups.refresh import refresh_rollups
 from metrics.rollups.values import stored_metric
 from provenance.models import Node
-from tests.conftest import BASE_TIME, node_event
 from tests.metrics.traffic import AGENTS, SOURCES, STEPS, post_in_batches
+from tests.support.events import BASE_TIME, node_event
 
 DAY = 86400
 

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 
 from metrics.values import METRICS, Filters, many_window_values, window_values
-from tests.conftest import BASE_TIME, fuse_event, node_event
+from tests.support.events import BASE_TIME, fuse_event, node_event
 
 START, END = BASE_TIME, BASE_TIME + timedelta(minutes=15)
 

@@ -5,7 +5,7 @@ import random
 from datetime import timedelta
 
 from metrics.questions import Filters
-from tests.conftest import BASE_TIME, fuse_event, node_event, review_event
+from tests.support.events import BASE_TIME, fuse_event, node_event, review_event
 
 AGENTS = ("retriever", "reasoner", "verifier")
 STEPS = ("retrieval", "entity_extraction")

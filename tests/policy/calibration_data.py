@@ -3,7 +3,7 @@ Calibration's ROC (and so its suggested threshold)."""
 
 from datetime import datetime, timedelta
 
-from tests.conftest import BASE_TIME, node_event, review_event
+from tests.support.events import BASE_TIME, node_event, review_event
 
 
 def reviewed_nodes(count: int, agent_id: str = "retrieval_agent_v2", step: str = "retrieval",

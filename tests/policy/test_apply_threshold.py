@@ -6,8 +6,8 @@ needed)."""
 import re
 
 from policy.suggestion import MIN_REVIEWS
-from tests.conftest import BASE_TIME
 from tests.policy.calibration_data import reviewed_nodes
+from tests.support.events import BASE_TIME
 
 RANGE = {"start": (BASE_TIME.replace(hour=0)).strftime("%Y-%m-%dT%H:%M:%S"),
          "end": (BASE_TIME.replace(hour=23)).strftime("%Y-%m-%dT%H:%M:%S")}

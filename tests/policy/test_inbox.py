@@ -5,7 +5,7 @@ and counts on Calibration; the navigation shows how many are open."""
 from datetime import timedelta
 
 from provenance.models import Escalation, Review
-from tests.conftest import BASE_TIME, fuse_event, node_event
+from tests.support.events import BASE_TIME, fuse_event, node_event
 
 INBOX = "/policy/acme/inbox/"
 

@@ -4,7 +4,7 @@ highest-round node."""
 
 from django.core.management import call_command
 
-from tests.conftest import node_event
+from tests.support.events import node_event
 
 DEFAULT = {"accept": 0.8, "block": 0.5, "by_agent_type": {}, "by_step": {}, "max_rounds": 5, "max_retries": 2,
            "escalate_after": 3}

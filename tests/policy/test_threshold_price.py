@@ -11,8 +11,8 @@ from datetime import timedelta
 
 import pytest
 
-from tests.conftest import BASE_TIME, node_event, review_event
 from tests.policy.calibration_data import reviewed_nodes
+from tests.support.events import BASE_TIME, node_event, review_event
 
 START, END = BASE_TIME.replace(hour=0), BASE_TIME.replace(hour=23)
 RANGE = {"start": START.strftime("%Y-%m-%dT%H:%M:%S"), "end": END.strftime("%Y-%m-%dT%H:%M:%S")}

@@ -6,7 +6,7 @@ kind, each labelled with the finding it must produce."""
 
 import random
 
-from tests.conftest import fuse_event, node_event
+from tests.support.events import fuse_event, node_event
 
 MAX_ROUNDS = 5  # the default policy's
 

@@ -5,8 +5,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from provenance.models import ApiKey
-from tests.conftest import node_event
 from tests.provenance.stored import stored_rows
+from tests.support.events import node_event
 
 ENDPOINTS = [
     ("post", "/api/v1/ingest"),

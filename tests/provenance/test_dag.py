@@ -4,8 +4,8 @@ node) and impact (every descendant), across traces, late parents and cycles."""
 import pytest
 
 from provenance.models import Project
-from tests.conftest import fuse_event, node_event
 from tests.provenance.stored import impact, root_cause
+from tests.support.events import fuse_event, node_event
 
 
 def causes(answer: dict) -> list[tuple[str, str]]:

@@ -4,8 +4,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from provenance import health
-from tests.conftest import node_event
 from tests.provenance.health_runs import run_check as check
+from tests.support.events import node_event
 
 pytestmark = pytest.mark.django_db
 

@@ -3,8 +3,8 @@
 import pytest
 from django.core.management import CommandError
 
-from tests.conftest import node_event
 from tests.provenance.health_runs import run_check as run
+from tests.support.events import node_event
 
 pytestmark = pytest.mark.django_db
 

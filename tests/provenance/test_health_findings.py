@@ -5,8 +5,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from tests.conftest import fuse_event, node_event
 from tests.provenance.health_runs import run_check
+from tests.support.events import fuse_event, node_event
 
 pytestmark = pytest.mark.django_db
 
@@ -124,7 +124,7 @@ def test_a_parent_that_arrived_late_mends_the_link(api, ingest):
 
 def test_replaying_the_clients_timeline_judges_age_by_event_time(api, ingest):
     """With --now before the events even reached the server, the child's own timestamp dates the link."""
-    from tests.conftest import BASE_TIME
+    from tests.support.events import BASE_TIME
 
     ingest(node_event("child", "t", parents=["missing"], seconds=0), node_event("peer", "t", parents=["child"]))
     check((BASE_TIME + timedelta(minutes=5)).isoformat())

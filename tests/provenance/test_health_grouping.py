@@ -7,8 +7,8 @@ import re
 import pytest
 
 from provenance.models import HealthFinding, Node
-from tests.conftest import node_event
 from tests.provenance.health_runs import run_check
+from tests.support.events import node_event
 
 pytestmark = pytest.mark.django_db
 

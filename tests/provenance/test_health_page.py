@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from tests.conftest import node_event
 from tests.provenance.health_runs import run_check
+from tests.support.events import node_event
 
 pytestmark = pytest.mark.django_db
 

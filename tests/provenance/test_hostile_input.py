@@ -9,8 +9,8 @@ import pytest
 from django.db import connection
 
 from provenance.models import Node, Trace
-from tests.conftest import node_event
 from tests.provenance.stored import error_for, statuses, stored_rows
+from tests.support.events import node_event
 
 
 def nested(depth: int, leaf=1):

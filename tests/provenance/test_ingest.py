@@ -4,8 +4,8 @@ project, confidences are normalized, fuse and review events land."""
 import pytest
 
 from provenance.models import Project
-from tests.conftest import fuse_event, node_event, review_event
 from tests.provenance.stored import node_of, statuses, stored_rows
+from tests.support.events import fuse_event, node_event, review_event
 
 
 def trace_nodes(api, trace_id="t1") -> dict[str, dict]:

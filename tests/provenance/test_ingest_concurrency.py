@@ -8,8 +8,8 @@ from django.db import connections
 from rest_framework.test import APIClient
 
 from provenance.models import Project
-from tests.conftest import node_event
 from tests.provenance.stored import statuses, stored_rows
+from tests.support.events import node_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,8 +6,8 @@ import httpx
 import pytest
 from django.db import connection
 
-from tests.conftest import node_event
-from tests.serving import Serve, database_url
+from tests.support.events import node_event
+from tests.support.serving import Serve, database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -5,9 +5,9 @@ open until a review of their node or trace arrives."""
 import pytest
 
 from provenance.models import Escalation, Fuse, Node
-from tests.conftest import BASE_TIME, fuse_event, node_event, review_event
 from tests.provenance.stored import error_for, node_of, statuses
 from tests.provenance.test_ingest_queries import client_for
+from tests.support.events import BASE_TIME, fuse_event, node_event, review_event
 
 
 def escalation_event(product_id: str, trace_id: str = "t1", *, event_id=None, **body):

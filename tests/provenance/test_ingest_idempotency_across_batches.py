@@ -5,8 +5,8 @@ across types, not only within one batch."""
 import pytest
 
 from provenance.models import Escalation, Fuse, Node, Review
-from tests.conftest import BASE_TIME, fuse_event, node_event, review_event
 from tests.provenance.stored import statuses, stored_rows
+from tests.support.events import BASE_TIME, fuse_event, node_event, review_event
 
 
 def escalation_event(product_id: str, event_id: str):

@@ -7,8 +7,8 @@ import zlib
 import orjson
 import pytest
 
-from tests.conftest import node_event
 from tests.provenance.stored import batch_bytes, post_raw, statuses, stored_rows
+from tests.support.events import node_event
 
 MAX_BYTES = 5 * 1024 * 1024
 

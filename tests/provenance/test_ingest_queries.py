@@ -6,8 +6,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from tests.conftest import fuse_event, node_event, review_event
 from tests.provenance.stored import statuses, stored_rows
+from tests.support.events import fuse_event, node_event, review_event
 
 # The statement budget of one batch, whatever its size: key lookup, last-used
 # stamp, two savepoints, the taken-ids lookup, traces, node ids, nodes, event

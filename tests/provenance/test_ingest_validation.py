@@ -4,8 +4,8 @@ the reason, and the good events around it in the same batch are stored."""
 import pytest
 
 from provenance.models import Node
-from tests.conftest import BASE_TIME, fuse_event, node_event, review_event
 from tests.provenance.stored import error_for, statuses, stored_rows
+from tests.support.events import BASE_TIME, fuse_event, node_event, review_event
 
 
 def node_with(**changes):

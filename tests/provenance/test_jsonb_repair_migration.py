@@ -6,7 +6,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from provenance.models import Node
-from tests.conftest import node_event
+from tests.support.events import node_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from denoise_dashboard.asgi import application
-from tests.conftest import fuse_event, node_event, review_event
+from tests.support.events import fuse_event, node_event, review_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

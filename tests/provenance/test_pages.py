@@ -7,7 +7,8 @@ import pytest
 from django.utils import timezone
 
 from tests.browser.traces import bad_answer_trace
-from tests.conftest import BASE_TIME, MEMBER_PASSWORD, MEMBER_USERNAME, node_event, review_event
+from tests.support.accounts import MEMBER_PASSWORD, MEMBER_USERNAME
+from tests.support.events import BASE_TIME, node_event, review_event
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from tests.conftest import node_event, review_event
+from tests.support.events import node_event, review_event
 
 pytestmark = pytest.mark.django_db
 

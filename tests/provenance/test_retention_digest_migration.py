@@ -8,7 +8,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from provenance.models import Node
-from tests.conftest import node_event
+from tests.support.events import node_event
 
 TEXT = "an answer summarized before the digests were bytes. " * 8
 HEX = hashlib.sha256(TEXT.encode()).hexdigest()

@@ -9,8 +9,8 @@ from django.conf import settings
 
 from provenance.models import RetentionRun
 from provenance.tasks import apply_retention as retention_task
-from tests.conftest import BASE_TIME, node_event
 from tests.provenance.retention_runs import apply_retention
+from tests.support.events import BASE_TIME, node_event
 
 pytestmark = pytest.mark.django_db
 

@@ -16,9 +16,9 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from provenance.models import Node, RetentionRun
-from tests.browser.conftest import database_url
-from tests.conftest import BASE_TIME, node_event
 from tests.provenance.retention_runs import apply_retention
+from tests.support.events import BASE_TIME, node_event
+from tests.support.serving import database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = "a long answer that nobody needs in full any more. " * 8

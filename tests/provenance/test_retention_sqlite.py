@@ -6,8 +6,8 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 
-from tests.conftest import BASE_TIME, fuse_event, node_event
 from tests.provenance.retention_runs import apply_retention
+from tests.support.events import BASE_TIME, fuse_event, node_event
 
 pytestmark = pytest.mark.sqlite_smoke
 

@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 
 from provenance.models import Node
-from tests.conftest import BASE_TIME, fuse_event, node_event, review_event
 from tests.provenance.retention_runs import apply_retention
 from tests.provenance.test_ingest_fuse_loop import escalation_event
+from tests.support.events import BASE_TIME, fuse_event, node_event, review_event
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ def test_embedded_default_ingests_and_answers_root_cause(api, ingest):
     if connection.vendor != "sqlite":
         pytest.skip("runs on the embedded default only (make test-sqlite)")
     batch = json.loads(EXAMPLE.read_text())["batch"]
-    from tests.conftest import fuse_event, node_event
+    from tests.support.events import fuse_event, node_event
 
     batch += [
         node_event("s-frag", "smoke", confidence=0.9),
@@ -34,8 +34,8 @@ def test_embedded_default_keeps_the_fuse_loop(api, ingest):
     if connection.vendor != "sqlite":
         pytest.skip("runs on the embedded default only (make test-sqlite)")
     from provenance.models import Escalation
-    from tests.conftest import node_event, review_event
     from tests.provenance.test_ingest_fuse_loop import escalation_event
+    from tests.support.events import node_event, review_event
 
     result = ingest(
         node_event("f1", "loop", confidence=0.2,

@@ -10,7 +10,7 @@ from django.db import connection
 from metrics.values import window_values
 from provenance import limits, vocabulary
 from provenance.models import Node
-from tests.conftest import BASE_TIME, fuse_event, node_event
+from tests.support.events import BASE_TIME, fuse_event, node_event
 
 THRESHOLD, MAX_ROUNDS = 0.5, 5
 RULES = ["ACCEPTED", "DOWNWEIGHTED", "FUSED", "ERRORED", "FAILED", "HIGH_UNCERTAINTY", "RETRIED", "RETRIED_OK",

@@ -12,8 +12,8 @@ from metrics.rollups.schema import bin_of
 from metrics.rollups.values import fine_bin
 from metrics.stats import bimodality
 from metrics.stats.summary import Distribution
-from tests.conftest import BASE_TIME, fuse_event, node_event
 from tests.metrics.traffic import late_fuse_events, post_in_batches, random_filters, workflow_events
+from tests.support.events import BASE_TIME, fuse_event, node_event
 
 DAY = timedelta(days=1)
 

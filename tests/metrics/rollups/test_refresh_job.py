@@ -10,7 +10,7 @@ from django.core.management import call_command
 from metrics.models import HourRollup, Watermark
 from metrics.tasks import refresh_rollups
 from metrics.values import Filters, many_window_values
-from tests.conftest import BASE_TIME, node_event
+from tests.support.events import BASE_TIME, node_event
 
 
 def test_beat_names_the_task_and_it_runs(project, ingest):

@@ -10,7 +10,7 @@ from metrics.stats import calibration
 from metrics.stats.calibration import Judged
 from provenance.models import Trace
 from provenance.reading import final_answer
-from tests.conftest import BASE_TIME, node_event, review_event
+from tests.support.events import BASE_TIME, node_event, review_event
 
 WINDOW = {"start": BASE_TIME.isoformat(), "end": "2026-11-21T09:00:00Z"}
 

@@ -16,7 +16,6 @@ from metrics.rollups.refresh import refresh_rollups
 from metrics.values import answer
 from metrics.windows import rollup_part, scan
 from provenance.models import Project
-from tests.conftest import BASE_TIME, node_event
 from tests.metrics.traffic import (
     fuse_loop_events,
     late_fuse_events,
@@ -25,6 +24,7 @@ from tests.metrics.traffic import (
     random_window,
     workflow_events,
 )
+from tests.support.events import BASE_TIME, node_event
 
 
 def as_dict(totals) -> dict:

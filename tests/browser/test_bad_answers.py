@@ -3,7 +3,8 @@ Investigate button, can be seen even with long ids and every reason listed."""
 
 import pytest
 
-from tests.conftest import fuse_event, node_event, review_event, signed_in
+from tests.support.browser import signed_in
+from tests.support.events import fuse_event, node_event, review_event
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

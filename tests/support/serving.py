@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import httpx
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 START_SECONDS = 90  # a loaded 2-core CI machine boots workers slowly
 
 

@@ -8,9 +8,9 @@ import pytest
 from django.utils import timezone
 
 from provenance.ingest import ingest_events
-from tests.browser.conftest import screenshot
-from tests.conftest import node_event, signed_in
 from tests.policy.calibration_data import reviewed_nodes
+from tests.support.browser import screenshot, signed_in
+from tests.support.events import node_event
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -9,8 +9,9 @@ from django.utils import timezone
 
 from alerts import evaluation
 from provenance.ingest import ingest_events
-from tests.alerts.conftest import SECRET
-from tests.conftest import node_event, signed_in
+from tests.support.alerts import SECRET
+from tests.support.browser import signed_in
+from tests.support.events import node_event
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

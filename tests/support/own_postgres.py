@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tests.serving import free_port
+from tests.support.serving import free_port
 
 BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)), None)
 

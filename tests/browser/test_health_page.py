@@ -2,8 +2,9 @@
 
 import pytest
 
-from tests.conftest import node_event, signed_in
 from tests.provenance.health_runs import run_check
+from tests.support.browser import signed_in
+from tests.support.events import node_event
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

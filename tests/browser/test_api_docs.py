@@ -3,7 +3,8 @@ render in Chromium under our CSP, with no console or CSP error."""
 
 import pytest
 
-from tests.conftest import node_event, signed_in
+from tests.support.browser import signed_in
+from tests.support.events import node_event
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
