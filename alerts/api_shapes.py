@@ -1,4 +1,4 @@
-"""JSON Schemas of the alerts API's answers (`alerts.rules.rule_json`,
+"""JSON Schemas of the alerts API's answers (`alerts.api_json.rule_json`,
 `event_json`), for the OpenAPI document."""
 
 from alerts.conditions import MATCHES, OPS, RULE_FILTER_KEYS, RULE_METRICS

@@ -1,4 +1,4 @@
-"""`/api/v1/alert-rules`, `/api/v1/alerts`, `/api/v1/destinations`: validate, call the domain module, answer."""
+"""`/api/v1/alert-rules`, `/api/v1/alerts`, `/api/v1/destinations`: validate, call the domain modules (alerts.alert_rules, alerts.shared_destinations), answer (alerts.api_json)."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -7,7 +7,7 @@ from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from alerts import api_shapes, rules, shared_destinations
+from alerts import alert_rules, api_json, api_shapes, shared_destinations
 from alerts.models import AlertEvent, AlertRule, SharedDestination
 from alerts.serializers import AlertRuleSerializer, SharedDestinationSerializer
 from provenance.api.errors import invalid_body
@@ -39,7 +39,7 @@ class RuleListView(AlertApiView):
     def get(self, request):
         found = (AlertRule.objects.filter(project=request.user.project).select_related("project")
                  .prefetch_related("destinations__shared").order_by("pk"))
-        return Response([rules.rule_json(rule) for rule in found])
+        return Response([api_json.rule_json(rule) for rule in found])
 
     @extend_schema(operation_id="alert_rules_create", summary="Create an alert rule", request=AlertRuleSerializer,
                    responses={201: api_shapes.RULE}, tags=["alerts"])
@@ -47,15 +47,15 @@ class RuleListView(AlertApiView):
         serializer = AlertRuleSerializer(data=request.data, context={"project": request.user.project})
         if not serializer.is_valid():
             return invalid(serializer.errors)
-        rule = rules.create_rule(request.user.project, serializer.validated_data)
-        return Response(rules.rule_json(self.rule_or_404(rule.pk)), status=status.HTTP_201_CREATED)
+        rule = alert_rules.create_rule(request.user.project, serializer.validated_data)
+        return Response(api_json.rule_json(self.rule_or_404(rule.pk)), status=status.HTTP_201_CREATED)
 
 
 class RuleDetailView(AlertApiView):
     @extend_schema(operation_id="alert_rules_retrieve", summary="One alert rule",
                    responses={200: api_shapes.RULE}, tags=["alerts"])
     def get(self, request, rule_id):
-        return Response(rules.rule_json(self.rule_or_404(rule_id)))
+        return Response(api_json.rule_json(self.rule_or_404(rule_id)))
 
     @extend_schema(operation_id="alert_rules_update", summary="Change an alert rule",
                    description="Fields given replace the rule's; `conditions` and `destinations` as a whole.",
@@ -65,8 +65,8 @@ class RuleDetailView(AlertApiView):
         serializer = AlertRuleSerializer(data=request.data, partial=True, context={"project": request.user.project})
         if not serializer.is_valid():
             return invalid(serializer.errors)
-        rules.update_rule(rule, serializer.validated_data)
-        return Response(rules.rule_json(self.rule_or_404(rule.pk)))
+        alert_rules.update_rule(rule, serializer.validated_data)
+        return Response(api_json.rule_json(self.rule_or_404(rule.pk)))
 
     @extend_schema(operation_id="alert_rules_destroy", summary="Delete an alert rule",
                    responses={204: OpenApiResponse(description="Deleted.")}, tags=["alerts"])
@@ -96,7 +96,7 @@ class AlertListView(AlertApiView):
             events = events.filter(rule_id=params["rule_id"])
         if "state" in params:
             events = events.filter(state=params["state"])
-        return Response([rules.event_json(e) for e in events.order_by("-at", "-pk")[: params["limit"]]])
+        return Response([api_json.event_json(e) for e in events.order_by("-at", "-pk")[: params["limit"]]])
 
 
 class SharedDestinationListView(AlertApiView):

@@ -280,7 +280,7 @@ class SharedDestinationSerializer(serializers.Serializer):
 
 
 class AlertRuleSerializer(serializers.Serializer):
-    """Input only: output is `alerts.rules.rule_json`."""
+    """Input only: output is `alerts.api_json.rule_json`."""
 
     name = serializers.CharField(max_length=200)
     match = serializers.ChoiceField(choices=list(MATCHES), default="all")

@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
-from alerts import builder, delivery, evaluation, examples, notifications, rules, shared_destinations
+from alerts import alert_rules, builder, delivery, evaluation, examples, notifications, shared_destinations
 from alerts.conditions import FILTER_KEYS, MATCHES, OPS, RATE_METRICS, RULE_METRICS, load_values
 from alerts.models import AlertEvent, AlertRule, Delivery, DeliveryAttempt, Destination, InboxMessage, SharedDestination
 from alerts.serializers import AlertRuleSerializer, SharedDestinationSerializer
@@ -58,10 +58,10 @@ def _builder(request, project, rule: AlertRule | None):
             preview = _preview(project, serializer.validated_data)
         elif not errors:
             if rule is None:
-                rule = rules.create_rule(project, serializer.validated_data)
+                rule = alert_rules.create_rule(project, serializer.validated_data)
                 messages.success(request, "Rule created.")
             else:
-                rules.update_rule(rule, serializer.validated_data)
+                alert_rules.update_rule(rule, serializer.validated_data)
                 messages.success(request, "Rule saved.")
             return redirect(rule)
     else:
@@ -132,7 +132,7 @@ def history(request, slug):
 @require_POST
 def rule_toggle(request, slug, rule_id):
     _, rule = _rule(request, slug, rule_id)
-    rules.set_enabled(rule, not rule.enabled)
+    alert_rules.set_enabled(rule, not rule.enabled)
     messages.success(request, "Rule enabled." if rule.enabled else "Rule disabled.")
     return redirect(rule)
 
@@ -142,7 +142,7 @@ def rule_toggle(request, slug, rule_id):
 def rule_mute(request, slug, rule_id):
     _, rule = _rule(request, slug, rule_id)
     if request.POST.get("unmute"):
-        rules.mute(rule, None)
+        alert_rules.mute(rule, None)
         messages.success(request, "Rule unmuted.")
         return redirect(rule)
     until = None
@@ -155,7 +155,7 @@ def rule_mute(request, slug, rule_id):
     if until is None or until <= timezone.now():
         messages.error(request, "Mute until: give a time in the future.")
     else:
-        rules.mute(rule, until)
+        alert_rules.mute(rule, until)
         messages.success(request, f"Muted until {until:%Y-%m-%d %H:%M} UTC.")
     return redirect(rule)
 
@@ -210,7 +210,7 @@ def rule_delete(request, slug, rule_id):
 @require_POST
 def destination_enable(request, slug, rule_id, destination_id):
     _, rule = _rule(request, slug, rule_id)
-    rules.enable_destination(get_object_or_404(Destination, rule=rule, pk=destination_id))
+    alert_rules.enable_destination(get_object_or_404(Destination, rule=rule, pk=destination_id))
     messages.success(request, "Destination enabled again.")
     return redirect(rule)
 

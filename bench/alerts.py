@@ -142,7 +142,7 @@ def main():
         from django.urls import get_resolver
         from django.utils import timezone
 
-        from alerts import evaluation, rules
+        from alerts import alert_rules, evaluation
         from alerts.models import AlertEvent, AlertRule
         from alerts.serializers import AlertRuleSerializer
         from provenance.models import Node, Project
@@ -165,7 +165,7 @@ def main():
         for spec in rule_specs(args.rules):
             serializer = AlertRuleSerializer(data=spec)
             serializer.is_valid(raise_exception=True)
-            rules.create_rule(project, serializer.validated_data)
+            alert_rules.create_rule(project, serializer.validated_data)
         windows = {(c["window"], c.get("change"), tuple(sorted((c.get("filters") or {}).items())))
                    for r in AlertRule.objects.all() for c in r.conditions}
         print(f"{args.rules} rules, {sum(len(r.conditions) for r in AlertRule.objects.all())} conditions, "

@@ -12,10 +12,10 @@ measured in the same run:
   same event, the least any recorder must do.
 - `run_redundant(validate=...)` on the cheap path (the first answer passes)
   vs calling the step bare: the difference is the SDK's own time.
-- `fuse_signals` with all four signals.
+- `combine_signals` with all four signals.
 - for scale: a five-sample vote on threads and on asyncio, vs five bare calls.
 
-Goal: record, validate-first and fuse_signals each under 100 µs per call.
+Goal: record, validate-first and combine_signals each under 100 µs per call.
 No database or server is needed.
 """
 
@@ -78,7 +78,7 @@ def main() -> int:
     bare = per_call_us(step, calls, repeats)
     cheap = per_call_us(lambda: df.run_redundant(step, n=5, validate=valid), calls, repeats)
     own_cheap = cheap - bare
-    fused = per_call_us(lambda: df.fuse_signals(self_consistency=0.8, semantic_entropy=0.2, retrieval_score=0.9,
+    fused = per_call_us(lambda: df.combine_signals(self_consistency=0.8, semantic_entropy=0.2, retrieval_score=0.9,
                                                 tool_reliability="high"), calls, repeats)
 
     async def astep(temperature):
@@ -93,7 +93,7 @@ def main() -> int:
         ("record() into the buffer", record, f"{record / dumps:.1f}x json.dumps of the event ({dumps:.1f} µs)", True),
         ("run_redundant validate-first, cheap path (own time)", own_cheap,
          f"total {cheap:.1f} µs vs bare call {bare:.2f} µs", True),
-        ("fuse_signals, four signals", fused, "", True),
+        ("combine_signals, four signals", fused, "", True),
         ("run_redundant n=5 on threads (own time)", threads - bare5, "for scale: a thread pool per vote", False),
         ("run_redundant n=5 async (own time)", loop - bare5, "for scale: an event loop per vote", False),
     ]

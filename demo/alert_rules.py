@@ -6,7 +6,7 @@ destination."""
 
 from django.db import transaction
 
-from alerts import rules, signing
+from alerts import alert_rules, signing
 from alerts.models import AlertRule, Destination
 from alerts.serializers import AlertRuleSerializer
 
@@ -56,7 +56,7 @@ def install_demo_rules(project, webhook_url: str | None = None, inbox: bool = Fa
         data = {**spec, "destinations": [{"type": "webhook", "url": webhook_url}] if webhook_url else []}
         serializer = AlertRuleSerializer(data=data)
         serializer.is_valid(raise_exception=True)
-        installed.append(rules.create_rule(project, serializer.validated_data))
+        installed.append(alert_rules.create_rule(project, serializer.validated_data))
     if inbox:
         for rule in installed:
             if not rule.destinations.filter(kind="inbox").exists():

@@ -27,7 +27,7 @@ TOLERANCE_KEYS = {"number": ("abs", "rel"), "percentages": ("points",), "label":
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Judgement:
     passed: bool
     detail: str
 
@@ -40,58 +40,58 @@ def default_kind(expected) -> str:
     return "number" if is_number(expected) else "exact"
 
 
-def judge(kind: str, expected, actual, tolerance: dict | None = None, error: str = "") -> Verdict:
+def judge(kind: str, expected, actual, tolerance: dict | None = None, error: str = "") -> Judgement:
     """The verdict on one result. A result that reports an error fails."""
     if error:
-        return Verdict(False, f"error: {one_line(error)}")
+        return Judgement(False, f"error: {one_line(error)}")
     return _JUDGES[kind](expected, actual, tolerance or {})
 
 
-def _number(expected, actual, tolerance: dict) -> Verdict:
+def _number(expected, actual, tolerance: dict) -> Judgement:
     if not is_number(actual):
-        return Verdict(False, f"actual {show(actual)} is not a number")
+        return Judgement(False, f"actual {show(actual)} is not a number")
     e, a = _dec(expected), _dec(actual)
     abs_tol = _dec(tolerance.get("abs", DEFAULT_ABS))
     rel_tol = _dec(tolerance.get("rel", DEFAULT_REL))
     allowed = max(abs_tol, abs(e) * rel_tol)
     diff = abs(e - a)
     passed = diff <= allowed
-    return Verdict(passed, f"|{fmt(e)} - {fmt(a)}| = {fmt(diff)} {'≤' if passed else '>'} {fmt(allowed)}")
+    return Judgement(passed, f"|{fmt(e)} - {fmt(a)}| = {fmt(diff)} {'≤' if passed else '>'} {fmt(allowed)}")
 
 
-def _percentages(expected: dict, actual, tolerance: dict) -> Verdict:
+def _percentages(expected: dict, actual, tolerance: dict) -> Judgement:
     if not isinstance(actual, dict) or not all(is_number(v) for v in actual.values()):
-        return Verdict(False, f"actual {show(actual)} is not an object of percentages")
+        return Judgement(False, f"actual {show(actual)} is not an object of percentages")
     points = _dec(tolerance.get("points", DEFAULT_POINTS))
     missing, extra = sorted(set(expected) - set(actual)), sorted(set(actual) - set(expected))
     if missing or extra:
         parts = ([f"missing {', '.join(missing)}"] if missing else []) + ([f"extra {', '.join(extra)}"] if extra else [])
-        return Verdict(False, "names differ: " + "; ".join(parts))
+        return Judgement(False, "names differ: " + "; ".join(parts))
     for name in sorted(expected):
         e, a = _dec(expected[name]), _dec(actual[name])
         if abs(e - a) > points:
-            return Verdict(False, f"{name}: |{fmt(e)} - {fmt(a)}| = {fmt(abs(e - a))} > {fmt(points)}")
+            return Judgement(False, f"{name}: |{fmt(e)} - {fmt(a)}| = {fmt(abs(e - a))} > {fmt(points)}")
     e_total = sum((_dec(v) for v in expected.values()), Decimal(0))
     a_total = sum((_dec(v) for v in actual.values()), Decimal(0))
     diff = abs(e_total - a_total)
     if diff > points:
-        return Verdict(False, f"total: |{fmt(e_total)} - {fmt(a_total)}| = {fmt(diff)} > {fmt(points)}")
-    return Verdict(True, f"every share within {fmt(points)} points; total |{fmt(e_total)} - {fmt(a_total)}| = {fmt(diff)}")
+        return Judgement(False, f"total: |{fmt(e_total)} - {fmt(a_total)}| = {fmt(diff)} > {fmt(points)}")
+    return Judgement(True, f"every share within {fmt(points)} points; total |{fmt(e_total)} - {fmt(a_total)}| = {fmt(diff)}")
 
 
-def _label(expected: str, actual, tolerance: dict) -> Verdict:
+def _label(expected: str, actual, tolerance: dict) -> Judgement:
     if not isinstance(actual, str):
-        return Verdict(False, f"actual {show(actual)} is not a string")
+        return Judgement(False, f"actual {show(actual)} is not a string")
     passed = expected.strip().casefold() == actual.strip().casefold()
-    return Verdict(passed, f"{show(expected)} {'=' if passed else '≠'} {show(actual)} (trimmed, case-folded)")
+    return Judgement(passed, f"{show(expected)} {'=' if passed else '≠'} {show(actual)} (trimmed, case-folded)")
 
 
-def _exact(expected, actual, tolerance: dict) -> Verdict:
+def _exact(expected, actual, tolerance: dict) -> Judgement:
     where = first_difference(expected, actual, "$")
     if where is None:
-        return Verdict(True, "equal as JSON")
+        return Judgement(True, "equal as JSON")
     path, e, a = where
-    return Verdict(False, f"at {path}: expected {show(e)}, got {show(a)}")
+    return Judgement(False, f"at {path}: expected {show(e)}, got {show(a)}")
 
 
 _JUDGES = {"number": _number, "percentages": _percentages, "label": _label, "exact": _exact}

@@ -1,4 +1,4 @@
-"""`/api/v1/policy`, its versions and rollback: validate, call policy.store, answer."""
+"""`/api/v1/policy`, its versions and rollback: validate, call policy.store, answer (policy.api_json)."""
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -6,8 +6,8 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from policy import api_json, store
 from policy import api_shapes as shapes
-from policy import store
 from policy.conditional import match_fails, none_match
 from policy.document import PolicyError, parse_document
 from provenance.api.errors import error_response
@@ -32,7 +32,7 @@ def api_key_label(request) -> str:
 
 
 def policy_response(policy: store.Policy, status_code: int = status.HTTP_200_OK) -> Response:
-    return with_etag(Response(policy.as_json(), status=status_code), policy.etag)
+    return with_etag(Response(api_json.policy_json(policy), status=status_code), policy.etag)
 
 
 class PolicyView(APIView):
@@ -73,19 +73,13 @@ class PolicyView(APIView):
         return policy_response(store.replace(project, profiles, note, api_key_label(request)))
 
 
-def version_json(policy: store.Policy) -> dict:
-    return {"version": policy.version, "updated_at": policy.updated_at, "note": policy.note,
-            "changed_by": policy.changed_by, "source": policy.source,
-            "rolled_back_from": policy.rolled_back_from}
-
-
 class PolicyVersionsView(APIView):
     """Every version, newest first (a plain list; version 0 is the built-in default)."""
 
     @extend_schema(operation_id="policy_versions", summary="Every version, newest first", tags=["policy"],
                    responses={200: shapes.VERSIONS})
     def get(self, request):
-        return Response([version_json(p) for p in store.history(request.user.project)])
+        return Response([api_json.version_json(p) for p in store.history(request.user.project)])
 
 
 class PolicyRollbackView(APIView):

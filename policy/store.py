@@ -32,9 +32,6 @@ class Policy:
     def etag(self) -> str:
         return etag_for(self.version)
 
-    def as_json(self) -> dict:
-        return {"version": self.version, "updated_at": self.updated_at, "note": self.note, "profiles": self.profiles}
-
     def profile(self, name: str = "default") -> dict:
         return self.profiles.get(name) or self.profiles["default"]
 

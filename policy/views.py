@@ -14,7 +14,7 @@ from policy.document import PolicyError, diff, parse_document
 from policy.models import PolicySource
 from provenance.explorer import trace_url
 from provenance.membership import project_for_user_or_404
-from provenance.models import Escalation, Verdict
+from provenance.models import Escalation, ReviewVerdict
 
 
 def person(request) -> str:
@@ -142,7 +142,7 @@ def inbox_page(request, slug):
         entry.trace_url = trace_url(project, entry.escalation.trace.trace_id, entry.escalation.product_id)
     return render(request, "policy/inbox.html", {
         "project": project, "entries": entries, "open_count": inbox.open_count(project),
-        "verdicts": Verdict.choices,
+        "verdicts": ReviewVerdict.choices,
     })
 
 
@@ -155,7 +155,7 @@ def give_verdict(request, slug, escalation_id):
         messages.info(request, "That escalation was already closed by a review.")
         return redirect("policy:inbox", slug)
     verdict = request.POST.get("verdict", "")
-    if verdict not in Verdict.values:
+    if verdict not in ReviewVerdict.values:
         messages.error(request, "Choose a verdict: correct or incorrect.")
         return redirect("policy:inbox", slug)
     comment = request.POST.get("comment", "")[:5000]

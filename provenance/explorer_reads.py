@@ -5,7 +5,7 @@ from django.db import connection
 from django.db.models import Case, Exists, F, OuterRef, Q, QuerySet, Subquery, When
 
 from provenance import vocabulary
-from provenance.models import Edge, Fuse, Node, Project, Review, Trace, Verdict
+from provenance.models import Edge, Fuse, Node, Project, Review, ReviewVerdict, Trace
 from provenance.vocabulary import BLOCKING_DECISION
 
 
@@ -37,15 +37,15 @@ def bad_answers(project: Project) -> QuerySet:
     high-uncertainty threshold, worst first: confirmed wrong before merely
     doubtful, then the least confident, then the newest."""
     threshold = project.high_uncertainty_threshold
-    incorrect = Review.objects.filter(trace=OuterRef("pk"), verdict=Verdict.INCORRECT)
+    incorrect = Review.objects.filter(trace=OuterRef("pk"), verdict=ReviewVerdict.INCORRECT)
     # A low-confidence final answer makes its trace's minimum low too: a cheap pre-filter.
     candidates = Trace.objects.filter(project=project).filter(Q(min_confidence__lt=threshold) | Exists(incorrect))
     return (
         final_answer_nodes(candidates)
-        .filter(Q(verdict=Verdict.INCORRECT) | Q(confidence__lt=threshold))
+        .filter(Q(verdict=ReviewVerdict.INCORRECT) | Q(confidence__lt=threshold))
         .select_related("trace")
         .order_by(
-            Case(When(verdict=Verdict.INCORRECT, then=0), default=1),
+            Case(When(verdict=ReviewVerdict.INCORRECT, then=0), default=1),
             F("confidence").asc(nulls_last=True),
             F("trace__ended_at").desc(nulls_last=True),
             "-pk",

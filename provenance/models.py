@@ -214,7 +214,7 @@ class Fuse(models.Model):
         return f"{self.get_decision_display()} {self.product_id}"
 
 
-class Verdict(models.TextChoices):
+class ReviewVerdict(models.TextChoices):
     CORRECT = "correct"
     INCORRECT = "incorrect"
 
@@ -224,7 +224,7 @@ class Review(models.Model):
     trace = models.ForeignKey(Trace, models.CASCADE, related_name="reviews")
     product_id = models.CharField(max_length=255, blank=True, default="")
     event_id = models.CharField(max_length=255)
-    verdict = models.CharField(max_length=16, choices=Verdict.choices)
+    verdict = models.CharField(max_length=16, choices=ReviewVerdict.choices)
     comment = models.TextField(blank=True, default="")
     timestamp = models.DateTimeField()
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from provenance.json_limits import PAST_64_BITS, deeper_than, number_past_64_bits
-from provenance.models import FuseDecision, Verdict
+from provenance.models import FuseDecision, ReviewVerdict
 
 MAX_ID_LENGTH = 255
 MAX_PARENTS = 1000  # per node; also bounds an OTLP span's links
@@ -25,7 +25,7 @@ EVENT_TYPES = ("node", "fuse", "review", "escalation")
 SOURCE_TYPE_MAX = 64
 REASON_CODE_MAX = 64
 FUSE_DECISIONS = {decision.label: decision for decision in FuseDecision if decision != FuseDecision.NONE}
-VERDICTS = {v.value for v in Verdict}
+VERDICTS = {v.value for v in ReviewVerdict}
 
 
 class EventError(Exception):

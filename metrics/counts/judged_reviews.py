@@ -20,7 +20,7 @@ from metrics.rollups.schema import DIMENSIONS, NODE, REVIEW_TARGET_SQL
 from metrics.rollups.snapshot import one_snapshot
 from metrics.rollups.watermark import read_marks
 from metrics.stats.calibration import Judged
-from provenance.models import Review, Verdict
+from provenance.models import Review, ReviewVerdict
 
 TARGET = ReviewTarget._meta.db_table
 AGENT = DIMENSIONS.index("agent_id")
@@ -85,6 +85,6 @@ def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Fil
         else:
             if isinstance(metrics, (str, bytes)):
                 metrics = orjson.loads(metrics)
-            judged.append(Judged(confidence, verdict == Verdict.CORRECT, metrics if isinstance(metrics, dict) else {},
+            judged.append(Judged(confidence, verdict == ReviewVerdict.CORRECT, metrics if isinstance(metrics, dict) else {},
                                  dimensions[AGENT]))
     return judged, unscored

@@ -43,7 +43,7 @@ from metrics.rollups.sql import fetch, filters_sql, intervals_sql
 from metrics.rollups.watermark import read_marks
 from metrics.windows.rollup_part import Coverage, cut
 from provenance.bulk import is_postgres
-from provenance.models import Escalation, Fuse, Node, Review, Verdict
+from provenance.models import Escalation, Fuse, Node, Review, ReviewVerdict
 from provenance.vocabulary import BLOCKING_DECISION
 
 POLICY_HOUR, ITEM = PolicyHour._meta.db_table, PolicyItemHour._meta.db_table
@@ -242,7 +242,7 @@ def scanned(project, start, end, filters: Filters) -> list[dict]:
         verdicts = newest_verdicts(project, trace_ids)
         escalations = Escalation.objects.filter(project=project, trace__trace_id__in=trace_ids).count()
         rows.append(row(version, {**group, "reviewed": len(verdicts), "escalations": escalations,
-                                  "incorrect": sum(v == Verdict.INCORRECT for v in verdicts.values())}))
+                                  "incorrect": sum(v == ReviewVerdict.INCORRECT for v in verdicts.values())}))
     return rows
 
 

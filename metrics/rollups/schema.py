@@ -12,7 +12,7 @@ the storage's.
 
 import math
 
-from provenance.models import Edge, Escalation, Fuse, Node, Project, Review, Trace, Verdict
+from provenance.models import Edge, Escalation, Fuse, Node, Project, Review, ReviewVerdict, Trace
 
 NODE, FUSE, EDGE = Node._meta.db_table, Fuse._meta.db_table, Edge._meta.db_table
 PROJECT, REVIEW, TRACE = Project._meta.db_table, Review._meta.db_table, Trace._meta.db_table
@@ -144,6 +144,6 @@ def trace_outcome_sql(trace: str, review_limit: str = "", escalation_limit: str 
         LEFT JOIN LATERAL (SELECT COUNT(*)::int AS n FROM {ESCALATION} e WHERE e.trace_id = {trace}.id
             AND e.project_id = {trace}.project_id {escalation_limit}) esc ON true
     """
-    columns = (f"v.verdict IS NOT NULL AS reviewed, COALESCE(v.verdict = '{Verdict.INCORRECT.value}', false) AS incorrect, "
+    columns = (f"v.verdict IS NOT NULL AS reviewed, COALESCE(v.verdict = '{ReviewVerdict.INCORRECT.value}', false) AS incorrect, "
                "COALESCE(esc.n, 0) AS escalations")
     return join, columns

@@ -25,7 +25,7 @@ from django.db.models.functions import Left
 
 from provenance.models import Node, Project
 from provenance.retention.digest import TextDigest
-from provenance.retention.rules import SUMMARY_CHARS, keeps_full_text, reviewed_final_answers
+from provenance.retention.full_text import SUMMARY_CHARS, keeps_full_text, reviewed_final_answers
 
 BATCH_NODES = 5000
 

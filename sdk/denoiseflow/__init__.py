@@ -13,14 +13,14 @@ Everything reaches the dashboard over its public HTTP API.
 
 from denoiseflow.entropy import semantic_entropy
 from denoiseflow.evaluation import Answer, Case, EvaluationError, current_case, evaluate
-from denoiseflow.fuse import ACCEPT, BLOCK, DOWNWEIGHT, ConfidenceFuse, Thresholds, Verdict, normalize
-from denoiseflow.judging import JudgeVerdict, cross_check
+from denoiseflow.fuse import ACCEPT, BLOCK, DOWNWEIGHT, ConfidenceFuse, FuseResult, Thresholds, normalize
+from denoiseflow.judging import CrossCheckResult, cross_check
 from denoiseflow.ladder import Feedback, GuardResult, Output, guard
 from denoiseflow.policy_client import Policy, PolicyClient, policy, policy_client
 from denoiseflow.recorder import NodeRef, Recorder, configure, flush, fuse, get_recorder, new_id, record, review
 from denoiseflow.redundancy import RedundantResult, arun_redundant, diversity, run_redundant
 from denoiseflow.reflection import Reflection, reflect
-from denoiseflow.signals import FusedConfidence, fuse_signals
+from denoiseflow.signals import CombinedConfidence, combine_signals, fuse_signals
 from denoiseflow.similarity import canonical, text_similarity
 from denoiseflow.tool_checks import ToolCheck, ToolRules, check_tool_result
 from denoiseflow.transport import HttpTransport, Reply, TransportError
@@ -28,11 +28,11 @@ from denoiseflow.validators import Invalid, all_of, in_range, one_of, schema
 from denoiseflow.version import __version__
 
 __all__ = [
-    "ACCEPT", "Answer", "BLOCK", "Case", "DOWNWEIGHT", "ConfidenceFuse", "EvaluationError", "Feedback",
-    "FusedConfidence", "GuardResult", "HttpTransport", "Invalid", "JudgeVerdict", "NodeRef", "Output", "Policy",
-    "PolicyClient", "Recorder", "RedundantResult", "Reflection", "Reply", "Thresholds", "ToolCheck", "ToolRules",
-    "TransportError", "Verdict", "__version__", "all_of", "arun_redundant", "canonical", "check_tool_result",
-    "configure", "cross_check", "current_case", "diversity", "evaluate", "flush", "fuse", "fuse_signals",
-    "get_recorder", "guard", "in_range", "new_id", "normalize", "one_of", "policy", "policy_client", "record",
-    "reflect", "review", "run_redundant", "schema", "semantic_entropy", "text_similarity",
+    "ACCEPT", "Answer", "BLOCK", "Case", "CombinedConfidence", "ConfidenceFuse", "CrossCheckResult", "DOWNWEIGHT",
+    "EvaluationError", "Feedback", "FuseResult", "GuardResult", "HttpTransport", "Invalid", "NodeRef", "Output",
+    "Policy", "PolicyClient", "Recorder", "RedundantResult", "Reflection", "Reply", "Thresholds", "ToolCheck",
+    "ToolRules", "TransportError", "__version__", "all_of", "arun_redundant", "canonical", "check_tool_result",
+    "combine_signals", "configure", "cross_check", "current_case", "diversity", "evaluate", "flush", "fuse",
+    "fuse_signals", "get_recorder", "guard", "in_range", "new_id", "normalize", "one_of", "policy", "policy_client",
+    "record", "reflect", "review", "run_redundant", "schema", "semantic_entropy", "text_similarity",
 ]

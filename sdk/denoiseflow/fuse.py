@@ -44,7 +44,7 @@ class Thresholds:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class FuseResult:
     decision: str
     confidence: float | None  # normalized to [0, 1]
     reason: str
@@ -161,10 +161,10 @@ class ConfidenceFuse:
         found = self._cache[(agent_type, step)] = (limits, version, matched, who)
         return found
 
-    def decide(self, confidence: float | None, *, scale=1.0, agent_type: str = "", step: str = "") -> Verdict:
+    def decide(self, confidence: float | None, *, scale=1.0, agent_type: str = "", step: str = "") -> FuseResult:
         limits, version, matched, who = self._resolved(agent_type, step)
         if confidence is None or (isinstance(confidence, float) and math.isnan(confidence)):
-            return Verdict(self.on_unknown, None, REASONS[CONFIDENCE_UNKNOWN] + who, None, matched,
+            return FuseResult(self.on_unknown, None, REASONS[CONFIDENCE_UNKNOWN] + who, None, matched,
                            CONFIDENCE_UNKNOWN, version, limits.rule)
         value = normalize(confidence, scale)
         if value < limits.block:
@@ -173,10 +173,10 @@ class ConfidenceFuse:
             decision, code, threshold = DOWNWEIGHT, BELOW_ACCEPT, limits.accept
         else:
             decision, code, threshold = ACCEPT, MEETS_ACCEPT, limits.accept
-        return Verdict(decision, value, REASONS[code] + who, threshold, matched, code, version, limits.rule)
+        return FuseResult(decision, value, REASONS[code] + who, threshold, matched, code, version, limits.rule)
 
     def gate(self, node, confidence: float | None = None, *, scale=1.0, agent_type: str = "", step: str = "",
-             by_agent_id: str = "", recorder=None, timestamp=None, event_id: str | None = None) -> Verdict:
+             by_agent_id: str = "", recorder=None, timestamp=None, event_id: str | None = None) -> FuseResult:
         """A consumer's decision about an upstream node, reported as a fuse event
         (through `recorder`, default: the configured one) so the dashboard sees
         what was blocked and why. The confidence and the agent type default to

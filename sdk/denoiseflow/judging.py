@@ -21,7 +21,7 @@ JUDGE_REJECTED, JUDGE_ACCEPTED, JUDGE_UNCLEAR = "judge_rejected", "judge_accepte
 
 
 @dataclass(frozen=True)
-class JudgeVerdict:
+class CrossCheckResult:
     decision: str  # accept | block | downweight (the judge failed or was unclear)
     reason: str
     reason_code: str
@@ -69,24 +69,24 @@ def read_verdict(said: Any) -> tuple[bool | None, str, float | None]:
 
 
 def cross_check(answer, judge: Callable[[Any], Any], *, node=None, recorder=None, by_agent_id: str = "judge",
-                threshold: float | None = None) -> JudgeVerdict:
+                threshold: float | None = None) -> CrossCheckResult:
     """Asks `judge(answer)` and turns its verdict into a fuse decision; with
     `node` (the answer's `NodeRef`) it is recorded as a fuse event on it.
     `threshold`: a judge's confidence below it counts as a rejection."""
     try:
         ok, reason, confidence = read_verdict(judge(answer))
     except Exception as error:  # a broken judge neither passes nor condemns the answer
-        verdict = JudgeVerdict(DOWNWEIGHT, f"judge failed: {type(error).__name__}: {error}"[:500], JUDGE_UNCLEAR)
+        verdict = CrossCheckResult(DOWNWEIGHT, f"judge failed: {type(error).__name__}: {error}"[:500], JUDGE_UNCLEAR)
     else:
         if ok and threshold is not None and confidence is not None and confidence < threshold:
             ok, reason = False, f"judge confidence {confidence:.2f} below {threshold:.2f}" + (
                 f": {reason}" if reason else "")
         if ok is None:
-            verdict = JudgeVerdict(DOWNWEIGHT, f"judge verdict unclear: {reason}"[:500], JUDGE_UNCLEAR, confidence)
+            verdict = CrossCheckResult(DOWNWEIGHT, f"judge verdict unclear: {reason}"[:500], JUDGE_UNCLEAR, confidence)
         elif ok:
-            verdict = JudgeVerdict(ACCEPT, reason or "judge found no fault", JUDGE_ACCEPTED, confidence)
+            verdict = CrossCheckResult(ACCEPT, reason or "judge found no fault", JUDGE_ACCEPTED, confidence)
         else:
-            verdict = JudgeVerdict(BLOCK, reason or "judge rejected the answer", JUDGE_REJECTED, confidence)
+            verdict = CrossCheckResult(BLOCK, reason or "judge rejected the answer", JUDGE_REJECTED, confidence)
     if node is not None:
         (recorder or get_recorder()).fuse(node, verdict, by_agent_id=by_agent_id)
     return verdict

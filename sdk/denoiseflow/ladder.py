@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from denoiseflow.awaitables import is_async
-from denoiseflow.fuse import ACCEPT, BLOCK, DOWNWEIGHT, ConfidenceFuse, Verdict
+from denoiseflow.fuse import ACCEPT, BLOCK, DOWNWEIGHT, ConfidenceFuse, FuseResult
 from denoiseflow.recorder import NodeRef, get_recorder, new_id
 from denoiseflow.vocabulary import DEFAULT_PROFILE
 
@@ -65,17 +65,17 @@ class Feedback:
     reason: str
     reason_code: str
     previous: NodeRef
-    verdict: Verdict
+    verdict: FuseResult
 
 
 @dataclass
 class GuardResult:
     outcome: str  # accepted, downweighted, blocked (retries used up), escalated, round_limit
     content: Any = None
-    verdict: Verdict | None = None
+    verdict: FuseResult | None = None
     node: NodeRef | None = None
     attempts: int = 0
-    verdicts: list[Verdict] = field(default_factory=list)
+    verdicts: list[FuseResult] = field(default_factory=list)
     reason: str = ""
 
     @property
@@ -211,7 +211,7 @@ class _Events:
         self.recorder, self.trace_id, self.consumer, self.clock = recorder, trace_id, consumer, clock
 
     def node(self, agent_id, step, source_type, parent_ids, output: Output, round_, previous, attempt,
-             inline: Verdict | None) -> NodeRef:
+             inline: FuseResult | None) -> NodeRef:
         product_id = new_id()
         body = {"trace_id": self.trace_id, "product_id": product_id, "agent_id": agent_id, "parent_ids": parent_ids,
                 "round": round_}
@@ -239,7 +239,7 @@ class _Events:
         confidence = output.confidence / scale if isinstance(output.confidence, (int, float)) else None
         return NodeRef(self.trace_id, product_id, agent_id, confidence)
 
-    def fuse(self, node: NodeRef, verdict: Verdict) -> None:
+    def fuse(self, node: NodeRef, verdict: FuseResult) -> None:
         self.recorder.emit("fuse", {"trace_id": self.trace_id, "product_id": node.product_id,
                                     "by_agent_id": self.consumer, **verdict.as_fuse()},
                            self.clock() if self.clock else None)
@@ -253,7 +253,7 @@ class _Events:
 def _ladder(fuse, limits: Limits, events: _Events, agent_id, step, source_type, parent_ids, can_cross_check: bool,
             first_round: int):
     streak = (events.trace_id, events.consumer, agent_id, step)
-    verdicts: list[Verdict] = []
+    verdicts: list[FuseResult] = []
     previous: NodeRef | None = None
     feedback: Feedback | None = None
     content = None
@@ -280,7 +280,7 @@ def _ladder(fuse, limits: Limits, events: _Events, agent_id, step, source_type, 
         events.fuse(node, verdict)
         if verdict.decision == DOWNWEIGHT and can_cross_check:
             if not (yield "check", (content, verdict)):
-                verdict = Verdict(BLOCK, verdict.confidence, "a cross-check disagreed", verdict.threshold,
+                verdict = FuseResult(BLOCK, verdict.confidence, "a cross-check disagreed", verdict.threshold,
                                   verdict.agent_type, CROSS_CHECK_FAILED, verdict.policy_version, verdict.rule)
                 events.fuse(node, verdict)
                 verdicts.append(verdict)

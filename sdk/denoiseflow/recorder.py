@@ -73,7 +73,7 @@ def normalized(confidence, scale) -> float | None:
 
 
 def fuse_body(fuse) -> dict | None:
-    """An inline fuse from a `Verdict` (see `denoiseflow.fuse`) or a plain dict."""
+    """An inline fuse from a `FuseResult` (see `denoiseflow.fuse`) or a plain dict."""
     if fuse is None:
         return None
     return fuse.as_fuse() if hasattr(fuse, "as_fuse") else dict(fuse)
@@ -164,7 +164,7 @@ class Recorder:
              trace_id: str | None = None, by_agent_id: str = "", reason_code: str = "",
              policy_version: int | None = None, timestamp=None, event_id: str | None = None) -> None:
         """A consumer's decision about an upstream node: accept, downweight or block.
-        `decision` may be a `Verdict` from a `ConfidenceFuse` (or anything with
+        `decision` may be a `FuseResult` from a `ConfidenceFuse` (or anything with
         `as_fuse()`); `reason_code` is a short stable code such as `judge_rejected`."""
         if hasattr(decision, "as_fuse"):
             fields = dict(decision.as_fuse())

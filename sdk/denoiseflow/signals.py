@@ -3,7 +3,7 @@
 Each signal is first read as a confidence in [0, 1]: self-consistency and
 retrieval score as they are, semantic entropy as 1 − entropy, tool reliability
 as its confidence (a `ToolCheck`, a number, or "high"/"medium"/"low" = 0.95 /
-0.6 / 0.2). The fused confidence is their weighted geometric mean over the
+0.6 / 0.2). The combined confidence is their weighted geometric mean over the
 signals given (absent ones drop out and the weights are renormalized), so one
 signal near zero pulls the whole down, as a failed tool call should, where an
 average would hide it. Default weights:
@@ -29,9 +29,9 @@ FLOOR = 1e-3  # log(0) is undefined; a signal of 0 still drags the result to nea
 
 
 @dataclass(frozen=True)
-class FusedConfidence:
+class CombinedConfidence:
     confidence: float
-    metrics: dict  # each signal as given (tool reliability as a number), plus fused_confidence
+    metrics: dict  # each signal as given (tool reliability as a number), plus fused_confidence (the combination)
     weights: dict  # the weights used, renormalized over the signals given
 
     def node_fields(self) -> dict:
@@ -52,9 +52,9 @@ def tool_confidence(value) -> float:
     return unit("tool_reliability", getattr(value, "confidence", value))
 
 
-def fuse_signals(*, self_consistency=None, semantic_entropy=None, retrieval_score=None, tool_reliability=None,
-                 weights: Mapping[str, float] | None = None) -> FusedConfidence:
-    """The fused confidence of the signals given (see the module doc)."""
+def combine_signals(*, self_consistency=None, semantic_entropy=None, retrieval_score=None, tool_reliability=None,
+                    weights: Mapping[str, float] | None = None) -> CombinedConfidence:
+    """The combined confidence of the signals given (see the module doc)."""
     given = {}
     if self_consistency is not None:
         given["self_consistency"] = unit("self_consistency", getattr(self_consistency, "confidence",
@@ -66,7 +66,7 @@ def fuse_signals(*, self_consistency=None, semantic_entropy=None, retrieval_scor
     if tool_reliability is not None:
         given["tool_reliability"] = tool_confidence(tool_reliability)
     if not given:
-        raise ValueError("fuse_signals needs at least one signal")
+        raise ValueError("combine_signals needs at least one signal")
     chosen = DEFAULT_WEIGHTS if weights is None else {**DEFAULT_WEIGHTS, **weights}
     unknown = set(chosen) - set(DEFAULT_WEIGHTS)
     if unknown:
@@ -78,8 +78,13 @@ def fuse_signals(*, self_consistency=None, semantic_entropy=None, retrieval_scor
         raise ValueError("the signals given all have weight 0")
     used = {name: chosen[name] / total for name in given}
     confidences = {name: 1.0 - value if name == "semantic_entropy" else value for name, value in given.items()}
-    fused = math.exp(sum(used[name] * math.log(max(FLOOR, confidences[name])) for name in given))
-    fused = round(min(1.0, max(0.0, fused)), 6)
+    combined = math.exp(sum(used[name] * math.log(max(FLOOR, confidences[name])) for name in given))
+    combined = round(min(1.0, max(0.0, combined)), 6)
     metrics = {METRIC_NAMES[name]: round(value, 6) for name, value in given.items()}
-    metrics["fused_confidence"] = fused
-    return FusedConfidence(fused, metrics, used)
+    metrics["fused_confidence"] = combined  # the node metric's name, charted by the dashboard
+    return CombinedConfidence(combined, metrics, used)
+
+
+# The first name, which the README's guide still shows: "fused" elsewhere means
+# blocked (a fuse decision), so the combining function is combine_signals.
+fuse_signals = combine_signals

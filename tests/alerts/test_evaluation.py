@@ -97,7 +97,7 @@ def test_one_tick_costs_the_same_queries_for_few_or_many_rules(create_rule, fuse
 def test_two_ticks_at_once_notify_once(make_project, receiver):
     """Two runners (threads with their own connections) evaluate the same minute
     at the same moment: each rule fires once and each webhook is sent once."""
-    from alerts import rules
+    from alerts import alert_rules
     from alerts.serializers import AlertRuleSerializer
     from provenance.ingest import ingest_events
 
@@ -107,7 +107,7 @@ def test_two_ticks_at_once_notify_once(make_project, receiver):
         data = AlertRuleSerializer(data={"name": f"r{i}", "conditions": FUSE_RULE, "destinations": [
             {"type": "webhook", "url": receiver.url}]})
         data.is_valid(raise_exception=True)
-        rules.create_rule(project, data.validated_data)
+        alert_rules.create_rule(project, data.validated_data)
 
     start = threading.Barrier(2)
     errors = []

@@ -72,7 +72,7 @@ def test_a_worker_killed_mid_delivery_does_not_lose_it(make_project, receiver, t
     broker.flushdb()
     beat = Celery("beat-stand-in", broker=REDIS_URL)  # plays Celery beat: sends the periodic task by name
 
-    from alerts import rules
+    from alerts import alert_rules
     from alerts.serializers import AlertRuleSerializer
     from provenance.ingest import ingest_events
 
@@ -83,7 +83,7 @@ def test_a_worker_killed_mid_delivery_does_not_lose_it(make_project, receiver, t
         {"metric": "fuse_rate", "window": "10m", "op": ">", "threshold": 0.5}],
         "destinations": [{"type": "webhook", "url": receiver.url, "secret": SECRET}]})
     data.is_valid(raise_exception=True)
-    rules.create_rule(project, data.validated_data)
+    alert_rules.create_rule(project, data.validated_data)
 
     # Attempt 1, inside the evaluation: refused by the receiver, so a retry is due.
     receiver.script = [503, ("hold", 30), 200]

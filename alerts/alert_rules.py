@@ -1,14 +1,14 @@
-"""One domain call per use case on rules: create, update, enable, mute, and the
-JSON a rule is shown as. Input has been validated by AlertRuleSerializer."""
+"""One domain call per use case on alert rules: create, update, enable, mute,
+re-enable a destination. Input has been validated by AlertRuleSerializer; what
+the API answers for a rule is shaped in alerts.api_json."""
 
 from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
 
-from alerts.conditions import load_values, parse_duration
-from alerts.messages import rule_url
-from alerts.models import AlertEvent, AlertRule, Destination, RuleState
+from alerts.conditions import parse_duration
+from alerts.models import AlertRule, Destination, RuleState
 
 RULE_FIELDS = ("name", "match", "conditions", "enabled", "muted_until")
 
@@ -82,36 +82,3 @@ def mute(rule: AlertRule, until: datetime | None) -> None:
 
 def enable_destination(destination: Destination) -> None:
     Destination.objects.filter(pk=destination.pk).update(disabled_at=None, disabled_reason="")
-
-
-def destination_json(destination: Destination) -> dict:
-    shown = {"id": destination.pk, "type": destination.kind, **destination.config}
-    if destination.shared_id:
-        shown["kind"] = destination.shared.kind
-    reason = destination.shared.disabled_reason if destination.shared_id else destination.disabled_reason
-    return {**shown, "disabled": destination.is_disabled, "disabled_reason": reason}
-
-
-def rule_json(rule: AlertRule) -> dict:
-    """The contract's rule fields, plus state and bookkeeping."""
-    return {
-        "id": rule.pk,
-        "name": rule.name,
-        "match": rule.match,
-        "conditions": rule.conditions,
-        "for": rule.for_duration,
-        "destinations": [destination_json(d) for d in rule.destinations.all()],
-        "enabled": rule.enabled,
-        "muted_until": rule.muted_until,
-        "state": rule.state,
-        "last_evaluated_at": rule.last_evaluated_at,
-        "last_values": load_values(rule.last_values),
-        "created_at": rule.created_at,
-        "updated_at": rule.updated_at,
-        "url": rule_url(rule),
-    }
-
-
-def event_json(event: AlertEvent) -> dict:
-    return {"id": event.pk, "rule_id": event.rule_id, "state": event.state, "at": event.at,
-            "values": load_values(event.values), "muted": event.muted}
