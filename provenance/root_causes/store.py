@@ -21,7 +21,7 @@ from django.db import transaction
 
 from provenance import dag
 from provenance.bulk import bound_cursor, in_list, insert_many, is_postgres
-from provenance.models import AnswerCause, Edge, FinalAnswer, Fuse, Node, Project, Review, Trace, Verdict
+from provenance.models import AnswerCause, Edge, FinalAnswer, Fuse, Node, Project, Review, ReviewVerdict, Trace
 from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY, final_answer_sql
 
 NODE, TRACE, REVIEW, FUSE, EDGE = (m._meta.db_table for m in (Node, Trace, Review, Fuse, Edge))
@@ -47,7 +47,7 @@ class Answer:
 
     def judged(self, threshold: float) -> tuple[bool, bool, bool]:
         """(incorrect, fused, low_confidence)."""
-        return (self.verdict == Verdict.INCORRECT, FUSED.holds(fuse_state=self.fuse_state),
+        return (self.verdict == ReviewVerdict.INCORRECT, FUSED.holds(fuse_state=self.fuse_state),
                 HIGH_UNCERTAINTY.holds(confidence=self.confidence, threshold=threshold))
 
 
@@ -68,7 +68,7 @@ def final_answers(trace_pks: list[int], threshold: float) -> list[Answer]:
             FROM {TRACE} t JOIN {NODE} n ON n.id = {final_answer_sql("t.id")}
             WHERE t.id {clause} AND (
                 t.min_confidence < %s
-                OR EXISTS (SELECT 1 FROM {REVIEW} r WHERE r.trace_id = t.id AND r.verdict = '{Verdict.INCORRECT}')
+                OR EXISTS (SELECT 1 FROM {REVIEW} r WHERE r.trace_id = t.id AND r.verdict = '{ReviewVerdict.INCORRECT}')
                 OR EXISTS (SELECT 1 FROM {NODE} f WHERE f.trace_id = t.id AND {FUSED.sql('f')}))
             """,
             [*params, threshold],

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from tests.conftest import node_event
+from tests.support.events import node_event
 
 
 def contract_psi(now: list[float], before: list[float]) -> float:

@@ -4,9 +4,9 @@ through to an example trace opened with that path highlighted."""
 
 import pytest
 
-from tests.browser.conftest import screenshot, sign_in
 from tests.provenance import root_cause_corpus as corpus
 from tests.provenance.test_root_causes_api import END, START
+from tests.support.browser import screenshot, sign_in
 
 pytestmark = pytest.mark.browser
 

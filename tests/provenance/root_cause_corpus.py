@@ -5,7 +5,7 @@ review replaced by a later one)."""
 
 from datetime import timedelta
 
-from tests.conftest import BASE_TIME, fuse_event, node_event
+from tests.support.events import BASE_TIME, fuse_event, node_event
 
 WINDOW = (BASE_TIME - timedelta(hours=1), BASE_TIME + timedelta(hours=1))
 

@@ -6,7 +6,7 @@ from django.db import connection
 from provenance import reading
 from provenance.models import Edge, Node, Trace
 from provenance.vocabulary import final_answer_sql, pick_final_answer
-from tests.conftest import fuse_event, node_event
+from tests.support.events import fuse_event, node_event
 
 CASES = {
     # trace: its final answer

@@ -5,8 +5,8 @@ from collections import defaultdict
 
 import pytest
 
-from tests.conftest import BASE_TIME
 from tests.provenance import root_cause_corpus as corpus
+from tests.support.events import BASE_TIME
 
 pytestmark = pytest.mark.django_db(transaction=True)
 START, END = (moment.isoformat().replace("+00:00", "Z") for moment in corpus.WINDOW)
@@ -45,7 +45,7 @@ def test_the_window_is_the_answers_timestamp_half_open(api, ingest):
 
 def test_a_later_fuse_on_an_upstream_node_in_another_trace_moves_the_cause(api, ingest):
     corpus.load(ingest)
-    from tests.conftest import fuse_event
+    from tests.support.events import fuse_event
 
     ingest(fuse_event("x-frag", trace_id="t-source"))
     causes = {(c["agent_id"], c["reason"]): c["examples"] for c in root_causes(api)["causes"]}
@@ -107,7 +107,7 @@ def test_the_aggregate_equals_the_per_trace_endpoint_applied_to_each_answer(api,
 
 def test_filters_by_the_answering_agent_and_the_policy_version(api, ingest):
     corpus.load(ingest)
-    from tests.conftest import fuse_event
+    from tests.support.events import fuse_event
 
     ingest(fuse_event("f-concl", "downweight", trace_id="t-fused", policy_version=4, event_id="fuse-v4"))
     assert root_causes(api, agent_id="summarizer")["answers"] == 7

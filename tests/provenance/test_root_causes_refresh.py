@@ -9,9 +9,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from provenance.models import AnswerCause, FinalAnswer, RootCauseMark
-from tests.conftest import node_event, review_event
 from tests.provenance import root_cause_corpus as corpus
 from tests.provenance.test_root_causes_api import root_causes
+from tests.support.events import node_event, review_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

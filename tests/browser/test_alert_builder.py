@@ -7,7 +7,8 @@ import pytest
 
 from alerts.models import AlertRule
 from provenance.ingest import ingest_events
-from tests.conftest import node_event, signed_in
+from tests.support.browser import signed_in
+from tests.support.events import node_event
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
