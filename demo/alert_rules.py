@@ -1,4 +1,4 @@
-"""The three rules the demo project ships with. In the demo they deliver to
+"""The four rules the demo project ships with. In the demo they deliver to
 the built-in webhook inbox (`inbox=True`), so a firing is seen arriving,
 signed, on the inbox page; a webhook URL can be given instead. A URL on
 loopback is only accepted with WEBHOOK_ALLOW_PRIVATE=1, like any other
@@ -37,6 +37,14 @@ DEMO_RULES = [
             {"metric": "failure_rate", "window": "15m", "filters": {"step": "entity_extraction"}, "op": ">",
              "threshold": 0.7},
         ],
+        "for": "0m",
+    },
+    {
+        # The evaluation runs of demo/truth_sets.py: the newest against the one before it.
+        "name": "Evaluation accuracy dropped 5% since the last run",
+        "match": "all",
+        "conditions": [{"metric": "eval_accuracy", "filters": {"dataset": "ticket-triage"}, "change": "relative",
+                        "op": "<", "threshold": -0.05}],
         "for": "0m",
     },
 ]

@@ -1,7 +1,10 @@
 """Three days of ticket traffic, as the SDK would have recorded it.
 
 Trace ids come from the ticket's start time, so loading the history again only
-adds the tickets that are missing (a later run extends the history up to now).
+adds the tickets that are missing. The story (its incidents, its dense last
+hour) is anchored at the first load's moment; a later load extends it up to
+now at the regular pace only, so a restart adds the traffic of the time that
+passed and never a new burst.
 """
 
 import random
@@ -28,11 +31,12 @@ def trace_id_at(moment: datetime) -> str:
     return f"ticket-{moment:%Y%m%d-%H%M%S}"
 
 
-def schedule(noise: HistoryNoise, scale: float = 1.0) -> list[datetime]:
+def schedule(noise: HistoryNoise, scale: float = 1.0, until: datetime | None = None) -> list[datetime]:
     """Ticket start times: every 15 minutes, densely around incidents and in
-    the last hour (alert windows need enough traces to mean something).
-    `scale` below 1 thins out the older history (tests, quick runs); the last
-    hour keeps its density so the demo alerts still fire."""
+    the story's last hour (alert windows need enough traces to mean
+    something), then every 15 minutes from the story's end to `until` (a
+    later load). `scale` below 1 thins out the older history (tests, quick
+    runs); the last hour keeps its density so the demo alerts still fire."""
     now = noise.now
     times = set()
 
@@ -51,6 +55,11 @@ def schedule(noise: HistoryNoise, scale: float = 1.0) -> list[datetime]:
             every(incident.start - timedelta(minutes=20), incident.end + timedelta(minutes=20),
                   INCIDENT_EVERY / scale)
     every(now - RECENT, now, RECENT_EVERY)
+    if until is not None and until > now:
+        moment = floor(now, REGULAR_EVERY) + REGULAR_EVERY
+        while moment < until:
+            times.add(moment)
+            moment += REGULAR_EVERY
     return sorted(times)
 
 
@@ -60,9 +69,10 @@ class Filled:
     skipped: int = 0
 
 
-def fill(recorder: Recorder, noise: HistoryNoise, existing: set[str], scale: float = 1.0) -> Filled:
+def fill(recorder: Recorder, noise: HistoryNoise, existing: set[str], scale: float = 1.0,
+         until: datetime | None = None) -> Filled:
     filled = Filled()
-    for start in schedule(noise, scale):
+    for start in schedule(noise, scale, until):
         trace_id = trace_id_at(start)
         if trace_id in existing:
             filled.skipped += 1

@@ -1,21 +1,28 @@
 """The fuse loop in the demo: agents read their thresholds from the central
-policy, retry upstream with the fuse reason, escalate to a person after
-repeated fuses; a policy change partway through the history (a stricter
-retrieval block threshold relaxed from Calibration) visibly lowers the fuse
-rate, and the newest escalations wait in the inbox.
+policy through the SDK's policy client (ETag), retry upstream with the fuse
+reason, escalate to a person after repeated fuses. Partway through the
+history the retrieval block threshold is changed the way a person would change
+it: to the threshold the demo's own Calibration suggests on the reviews
+recorded until then (policy.suggestion, the Calibration page's Apply), its
+note quoting that page's numbers for that window; the agents pick the new
+version up by ETag, and the newest escalations wait in the inbox.
 
 Runs once per project: a second `load_demo` finds the demo's policy versions
-and adds nothing.
+and adds nothing; `told_at` says when the first load told the story.
 """
 
+import logging
 import random
 from datetime import datetime, timedelta
 
 import denoiseflow
-from denoiseflow import ConfidenceFuse, Output, Policy
-from policy import store
+from denoiseflow import ConfidenceFuse, Output, PolicyClient
+from metrics.params import ChartParams
+from policy import store, suggestion
 from policy.document import parse_document
 from policy.models import PolicySource, PolicyVersion
+
+logger = logging.getLogger(__name__)
 
 EVERY = timedelta(minutes=40)
 SPAN = timedelta(days=3)
@@ -25,33 +32,72 @@ STUCK = 3
 STRICT = {"default": {"accept": 0.8, "block": 0.5, "max_rounds": 5, "max_retries": 2, "escalate_after": 3,
                       "by_agent_type": {"retrieval": {"accept": 0.8, "block": 0.6}},
                       "by_step": {"refund_decision": {"accept": 0.9, "block": 0.7}}}}
-RELAXED = {"default": {**STRICT["default"], "by_agent_type": {"retrieval": {"accept": 0.75, "block": 0.45}}}}
 FRAGMENTS = [
     "Refunds are issued within 14 days of the return reaching the warehouse.",
     "Express orders ship within 24 hours on working days.",
     "Damaged items can be replaced or refunded; photos help the claim.",
     "A double charge is reversed automatically within 5 working days.",
 ]
+FIRST_NOTE = "demo agents start strict: retrieval block 0.6"
+
+
+def told_at(project) -> datetime | None:
+    """The moment the story was first told (its `now`), or None before."""
+    first = PolicyVersion.objects.filter(project=project, source=PolicySource.DEMO).order_by("version").first()
+    return first.created_at + SPAN if first else None
+
+
+def calibration_window(now: datetime) -> ChartParams:
+    """The reviews the change is computed on: from the history's start to the
+    change, in whole minutes (as the Calibration page's From/To take them)."""
+    start = (now - SPAN).replace(second=0, microsecond=0)
+    return ChartParams(start, (now - CHANGE_BEFORE_NOW).replace(second=0, microsecond=0))
 
 
 def tell(recorder, project, now: datetime, scale: float = 1.0) -> int:
     """Records the story's tickets through `recorder`; how many it recorded."""
     if PolicyVersion.objects.filter(project=project, source=PolicySource.DEMO).exists():
         return 0
-    start, change = now - SPAN, now - CHANGE_BEFORE_NOW
-    before = version(project, STRICT, "demo agents start strict: retrieval block 0.6", "demo", start)
-    after = version(project, RELAXED, "retrieval block 0.45 from Calibration ROC (AUC 0.83, Youden's J 0.52, "
-                                      "212 reviews): 0.6 fused good fragments", "mia", change)
-    moments, moment = [], start + timedelta(minutes=7)
-    while moment < now - timedelta(minutes=5):
-        moments.append(moment)
-        moment += EVERY / scale
-    for index, moment in enumerate(moments):
-        # The newest few tickets stump the retriever: their escalations wait in the inbox.
-        stuck = index >= len(moments) - STUCK
-        ticket(recorder, f"story-{moment:%Y%m%d-%H%M}", moment, after if moment >= change else before, now, stuck)
+    start, change = now - SPAN, calibration_window(now).end
+    version(project, STRICT, FIRST_NOTE, "demo", start)
+    client = PolicyClient(recorder.url, recorder.api_key, refresh_interval=3600)
+    fuse = ConfidenceFuse.from_policy(client=client)
+    try:
+        client.refresh()
+        moments, moment = [], start + timedelta(minutes=7)
+        while moment < now - timedelta(minutes=5):
+            moments.append(moment)
+            moment += EVERY / scale
+        changed = False
+        for index, moment in enumerate(moments):
+            if not changed and moment >= change:
+                changed = True
+                # Everything before the change is stored, so Calibration judges all of it.
+                recorder.flush(timeout=300)
+                if apply_calibration(project, now):
+                    client.refresh()  # the new version, by ETag
+            # The newest few tickets stump the retriever: their escalations wait in the inbox.
+            stuck = index >= len(moments) - STUCK
+            ticket(recorder, f"story-{moment:%Y%m%d-%H%M}", moment, fuse, now, stuck)
+    finally:
+        client.close()
     runaway(recorder, now - timedelta(hours=9))
     return len(moments)
+
+
+def apply_calibration(project, now: datetime) -> store.Policy | None:
+    """The retrieval block threshold Calibration suggests on the reviews before
+    the change, applied as a person applies it from that page (its price seen,
+    that threshold confirmed); None when Calibration offers none (a quick
+    load's few reviews), and the story goes on under the strict policy."""
+    params = calibration_window(now)
+    try:
+        seen = suggestion.preview(project, params, "by_agent_type", "retrieval", "default")
+        return suggestion.apply(project, params, "by_agent_type", "retrieval", "default", "mia",
+                                seen.suggestion.block, at=params.end)
+    except suggestion.NoSuggestion as refused:
+        logger.info("demo policy story: no change applied (%s)", refused)
+        return None
 
 
 def version(project, profiles: dict, note: str, who: str, at: datetime) -> store.Policy:
@@ -59,10 +105,9 @@ def version(project, profiles: dict, note: str, who: str, at: datetime) -> store
     return store.replace(project, profiles, note, who, PolicySource.DEMO, at=at)
 
 
-def ticket(recorder, trace_id: str, at: datetime, current: store.Policy, now: datetime, stuck: bool) -> None:
+def ticket(recorder, trace_id: str, at: datetime, fuse: ConfidenceFuse, now: datetime, stuck: bool) -> None:
     rng = random.Random(trace_id)
     clock = Clock(at, rng)
-    fuse = ConfidenceFuse(policy=Policy(current.version, current.profiles))
     question = recorder.record(trace_id, "gateway", "Where is my refund?", source_type="user_input",
                                step="user_input", timestamp=clock(), round=1)
     recent = now - at < OPEN_FOR

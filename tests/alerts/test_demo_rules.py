@@ -1,4 +1,4 @@
-"""The demo project's three rules: installed once, and the composite trend
+"""The demo project's four rules: installed once, and the composite trend
 rule fires on the traffic it is meant to catch."""
 
 import pytest
@@ -8,7 +8,7 @@ from demo.alert_rules import install_demo_rules
 from tests.support.events import node_event
 
 
-def test_installing_twice_creates_the_three_rules_once(project, api):
+def test_installing_twice_creates_the_four_rules_once(project, api):
     first = install_demo_rules(project)
     second = install_demo_rules(project)
     assert [r.pk for r in first] == [r.pk for r in second]
@@ -23,6 +23,10 @@ def test_installing_twice_creates_the_three_rules_once(project, api):
          "threshold": 0.7},
     ]
     assert all(r["destinations"] == [] for r in listed)
+    assert len(listed) == 4
+    accuracy = next(r for r in listed if r["name"].startswith("Evaluation accuracy"))
+    assert accuracy["conditions"] == [{"metric": "eval_accuracy", "filters": {"dataset": "ticket-triage"},
+                                       "change": "relative", "op": "<", "threshold": -0.05}]
 
 
 def test_a_loopback_webhook_needs_allow_private(project, settings):

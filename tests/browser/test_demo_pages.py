@@ -103,6 +103,27 @@ def test_calibration_finds_confidence_informative_and_names_the_miscalibrated_ag
     assert page.problems == []
 
 
+def test_the_demo_policy_change_quotes_the_numbers_its_calibration_page_shows(demo, demo_page):
+    page = demo_page
+    page.goto(f"{demo.url}/policy/demo/")
+    row = page.locator("#policy-history tr", has_text="from Calibration ROC")
+    note = row.locator(".note-cell").inner_text()
+    found = re.search(r"block ([0-9.]+) from Calibration ROC \(AUC ([0-9.]+), Youden's J ([0-9.]+), (\d+) reviews, "
+                      r"(\d+) incorrect; (\S+ \S+)–(\S+ \S+) UTC", note)
+    assert found, note
+    block, auc, j, reviews, _, start, end = found.groups()
+    page.goto(f"{demo.url}/metrics/demo/calibration/?start={start.replace(' ', 'T')}&end={end.replace(' ', 'T')}")
+    page.wait_for_selector(METRICS_READY)
+    legend = page.locator("#chart-roc .legendtext", has_text="ROC (AUC").text_content()
+    assert float(re.search(r"AUC ([0-9.]+)", legend).group(1)) == pytest.approx(float(auc), abs=0.0051)
+    assert page.locator(".metric-card", has_text="Reviewed answers").locator(".value").inner_text() == reviews
+    assert page.locator("#suggested-block").inner_text() == block
+    box = page.locator("#apply-threshold").inner_text()
+    assert f"(AUC {auc}, Youden's J {j}, {reviews} reviews)" in box
+    print(f"demo policy change: block {block}, AUC {auc}, J {j}, {reviews} reviews, {start}–{end} UTC")
+    assert page.problems == []
+
+
 def test_health_lists_only_the_planted_faults_grouped(demo, demo_page):
     page = demo_page
     page.goto(f"{demo.url}/p/demo/health/")

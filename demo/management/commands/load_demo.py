@@ -1,10 +1,12 @@
 import time
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand, CommandError
 from django.urls import NoReverseMatch
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from demo import accounts, history, large_run, planted_faults, policy_story, truth_sets
 from demo.local_server import serving
@@ -24,17 +26,28 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--scale", type=float, default=1.0,
                             help="share of the usual ticket volume, e.g. 0.1 for a quick run (default 1)")
+        parser.add_argument("--now", default=None,
+                            help="load as of this ISO 8601 moment, not later than now (default: now); a later "
+                                 "load extends the story to its own moment at the regular pace")
         parser.add_argument("--port", type=int, default=0,
                             help="loopback port for the temporary in-process server (default: any free port)")
 
-    def handle(self, *args, scale, port, verbosity, **options):
+    def handle(self, *args, scale, port, verbosity, now=None, **options):
         if not 0 < scale <= 1:
             raise CommandError("--scale must be in (0, 1]")
+        moment = timezone.now().replace(microsecond=0)
+        if now is not None:
+            parsed = parse_datetime(now)
+            if parsed is None or parsed.tzinfo is None or parsed > moment + timedelta(seconds=1):
+                raise CommandError("--now must be an ISO 8601 moment with its offset, not in the future")
+            moment = parsed.replace(microsecond=0)
         started = time.monotonic()
         access = accounts.ensure_demo_access()
         phases = {"accounts": time.monotonic() - started}
-        noise = HistoryNoise(timezone.now().replace(microsecond=0))
-        wanted = [history.trace_id_at(t) for t in history.schedule(noise, scale)] + [history.BAD_ANSWER_TRACE]
+        now = moment
+        # The story stays where the first load put it; a later load only extends it to now.
+        noise = HistoryNoise(policy_story.told_at(access.project) or now)
+        wanted = [history.trace_id_at(t) for t in history.schedule(noise, scale, now)] + [history.BAD_ANSWER_TRACE]
         existing = set(
             Trace.objects.filter(project=access.project, trace_id__in=wanted).values_list("trace_id", flat=True)
         )
@@ -42,7 +55,7 @@ class Command(BaseCommand):
         with serving(port=port) as url:
             recorder = Recorder(url, access.api_key, batch_size=500, flush_interval=0.1, max_buffer=2_000_000,
                                 backoff_base=0.2, max_backoff=2.0)
-            filled = history.fill(recorder, noise, existing, scale)
+            filled = history.fill(recorder, noise, existing, scale, until=now)
             # Each part of the demo's story is one module and one line here.
             planted_faults.plant(recorder, noise.now)
             if scale >= 0.5:  # a quick run (tests, --scale 0.1) skips the 5,000-node run
