@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from evals.datasets import in_version_sql
 from evals.judge import judge
-from evals.models import DatasetVersion, Result, Run, RunStatus
+from evals.models import DatasetVersion, Item, Result, Run, RunStatus
 from evals.validation import Invalid
 from evals.validation import result as parse_result
 from provenance.bulk import bound_cursor, in_list, insert_many
@@ -277,3 +277,18 @@ def finished_accuracies(project, dataset_name: str, as_of=None, count: int = 2) 
         found = found.filter(finished_at__lte=as_of)
     newest = list(found.select_related("dataset").order_by("-finished_at", "-pk")[:count])
     return [entry["accuracy"] for entry in listing(newest)]
+
+
+def case_of_trace(project, trace_id: str) -> dict | None:
+    """The evaluation case a trace recorded (the newest result naming it): its
+    run, the verdict, the expected and the actual answer; None for any other trace."""
+    result = (Result.objects.filter(run__project=project, trace_id=trace_id).select_related("run", "run__dataset")
+              .order_by("-received_at", "-pk").first())
+    if result is None:
+        return None
+    run = result.run
+    item = (Item.objects.filter(dataset=run.dataset, item_id=result.item_id, since__lte=run.dataset_version)
+            .filter(Q(until__isnull=True) | Q(until__gt=run.dataset_version)).order_by("-since").first())
+    return {"run": run, "item_id": result.item_id, "passed": result.passed, "escalated": result.escalated,
+            "expected": item.expected if item else None, "actual": result.actual, "detail": result.detail,
+            "error": result.error}

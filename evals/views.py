@@ -194,7 +194,8 @@ def _shown(result: dict, links: dict[str, str]) -> dict:
     """A result for a template: its values as JSON text, and its trace page opened on its node."""
     url = links.get(result["trace_id"], "")
     if url and result["product_id"]:
-        url += "?" + urlencode({"node": result["product_id"]})
+        # A failed case opens with "why is this wrong?" already answered.
+        url += "?" + urlencode({"node" if result["passed"] else "analyze": result["product_id"]})
     return {**result, "expected_text": _show(result["expected"]), "actual_text": _show(result["actual"]),
             "trace_url": url}
 

@@ -22,9 +22,10 @@ from provenance.validation import MAX_DEPTH
 from provenance.vocabulary import ANOMALOUS, FUSED, FuseDecision
 
 
-def trace_url(project: Project, trace_id: str, product_id: str | None = None) -> str:
+def trace_url(project: Project, trace_id: str, product_id: str | None = None, analyze: bool = False) -> str:
+    """The trace page opened on a node; with `analyze`, its root cause already shown."""
     url = reverse("provenance:trace-detail", args=[project.slug, trace_id])
-    return f"{url}?{urlencode({'node': product_id})}" if product_id else url
+    return f"{url}?{urlencode({'analyze' if analyze else 'node': product_id})}" if product_id else url
 
 
 class TraceUrls:
@@ -118,6 +119,9 @@ def graph(project: Project, trace: Trace, view: GraphView | None = None) -> dict
         drawing = _folded(rows, external, edges, shown, threshold, view, count)
     else:
         drawing = _whole(rows, external, edges, shown)
+    # A retry is drawn linked to the attempt it retries (not a parent: a dashed link of its own).
+    drawing["retries"] = [(by_product[retried], by_product[retry]) for retry, retried in explorer_reads.retry_pairs(trace)
+                          if retried in by_product]
     homes = explorer_reads.trace_ids_of(project, [external[i - count] for i in drawing["external"]])
     return {
         "trace_id": trace.trace_id,
@@ -256,6 +260,7 @@ def _columns(rows, external, drawing, homes, project) -> dict:
     nodes = [rows[i] for i in drawing["nodes"]]
     ext = [external[i - count] for i in drawing["external"]]
     clusters = drawing["clusters"]
+    drawn = set(drawing["nodes"])
     hidden_ids, hidden_cluster = [], []
     for number, (_, members, _) in enumerate(clusters):
         for node in members:
@@ -293,6 +298,9 @@ def _columns(rows, external, drawing, homes, project) -> dict:
         },
         "hidden": {"id": hidden_ids, "cluster": hidden_cluster},
         "edges": [renumber[vertex] for edge in drawing["edges"] for vertex in edge],
+        # (attempt, retry) index pairs, flat like `edges`, where both are drawn as nodes.
+        "retries": [renumber[vertex] for edge in drawing["retries"]
+                    if all(v in drawn for v in edge) for vertex in edge],
         "layers": drawing["layers"],
         "columns": drawing["columns"],
     }

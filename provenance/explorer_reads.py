@@ -134,6 +134,14 @@ def recent_agents_and_steps(project: Project, sample: int = 5000) -> tuple[list[
     return sorted(agents), sorted(steps)
 
 
+def retry_pairs(trace: Trace) -> list[tuple[str, str]]:
+    """(retry, the attempt it retries) product ids of a trace's retries."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT product_id, retry_of FROM {Node._meta.db_table} WHERE trace_id = %s AND retry_of <> ''",
+                       [trace.pk])
+        return cursor.fetchall()
+
+
 def edge_pairs(trace: Trace) -> list[tuple[str, str]]:
     """(child, parent) product ids of a trace's edges, in no particular order:
     cheaper than parents_by_child() when the order does not matter."""

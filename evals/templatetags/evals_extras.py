@@ -1,5 +1,8 @@
+import json
+
 from django import template
 
+from evals import runs
 from evals.from_trace import trace_input
 from evals.judge import KINDS
 from evals.models import Dataset
@@ -33,3 +36,17 @@ def add_to_truth_set(context, trace):
         "datasets": list(Dataset.objects.filter(project=project).order_by("name").values_list("name", flat=True)),
         "input": trace_input(trace), "kinds": KINDS,
     }
+
+
+@register.inclusion_tag("evals/_eval_case.html", takes_context=True)
+def eval_case(context, trace):
+    """On the trace page of an evaluation case: the run's verdict and the expected answer."""
+    found = runs.case_of_trace(context["project"], trace.trace_id)
+    if found is None:
+        return {"case": None}
+    return {"case": {**found, "expected_text": _json(found["expected"]), "actual_text": _json(found["actual"]),
+                     "run_url": found["run"].get_absolute_url()}}
+
+
+def _json(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -13,7 +13,7 @@
   const GL_THRESHOLD = 1500;
   const FRESH_MS = 8000;
   const COLOR = {
-    edge: "#c5cad3", cause: "#7b2cbf", impact: "#1c7ed6", selected: "#161a22",
+    edge: "#c5cad3", retry: "#d9480f", cause: "#7b2cbf", impact: "#1c7ed6", selected: "#161a22",
     fresh: "#3b5bdb", external: "#8a8f98", unknown: "#9aa0a6", error: "#111318",
   };
 
@@ -166,7 +166,7 @@
     return plotlyText(text.length > 18 ? text.slice(0, 17) + "…" : text);
   }
 
-  function lineTrace(name, pairs, color, width) {
+  function lineTrace(name, pairs, color, width, dash) {
     const x = [], y = [];
     pairs.forEach(function (pair) {
       const from = positionOf(pair[0]), to = positionOf(pair[1]);
@@ -175,7 +175,7 @@
     });
     return {
       name: name, type: state.gl ? "scattergl" : "scatter", mode: "lines", x: x, y: y,
-      line: {color: color, width: width}, hoverinfo: "skip", showlegend: false,
+      line: {color: color, width: width, dash: dash || "solid"}, hoverinfo: "skip", showlegend: false,
     };
   }
 
@@ -278,6 +278,12 @@
     };
   }
 
+  function retryPairs() {
+    const pairs = [], retries = state.graph.retries || [];
+    for (let k = 0; k < retries.length; k += 2) pairs.push([retries[k], retries[k + 1]]);
+    return pairs;
+  }
+
   function edgePairs() {
     const pairs = [], edges = state.graph.edges;
     for (let k = 0; k < edges.length; k += 2) pairs.push([edges[k], edges[k + 1]]);
@@ -292,7 +298,7 @@
   function baseTraces(size) {
     if (base.graph !== state.graph || base.highlight !== state.highlight) {
       const h = state.highlight;
-      const traces = [lineTrace("edges", edgePairs(), COLOR.edge, 1)];
+      const traces = [lineTrace("edges", edgePairs(), COLOR.edge, 1), lineTrace("retries", retryPairs(), COLOR.retry, 1.5, "dash")];
       if (h) traces.push(lineTrace("highlight-edges", h.edges, h.kind === "cause" ? COLOR.cause : COLOR.impact, 3));
       traces.push(clusterTrace(size));
       traces.push.apply(traces, nodeTraces(size));
@@ -838,12 +844,17 @@
       setActive(kind);
       clearButton.hidden = false;
       draw();
+      root.dataset.analyzed = kind;
     }).catch(function (error) { toast(error.message); });
   }
 
-  document.getElementById("why-wrong").addEventListener("click", function () {
+  function whyWrong() {
+    // The page's address then shows the answer too: a link a person can share.
+    history.replaceState(null, "", "?" + new URLSearchParams({analyze: state.selected}).toString());
     analyse(root.dataset.rootCauseUrl, "cause", highlightCauses, showCauses);
-  });
+  }
+
+  document.getElementById("why-wrong").addEventListener("click", whyWrong);
   document.getElementById("what-broke").addEventListener("click", function () {
     analyse(root.dataset.impactUrl, "impact", highlightImpact, showImpact);
   });
