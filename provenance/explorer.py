@@ -120,8 +120,7 @@ def graph(project: Project, trace: Trace, view: GraphView | None = None) -> dict
     else:
         drawing = _whole(rows, external, edges, shown)
     # A retry is drawn linked to the attempt it retries (not a parent: a dashed link of its own).
-    drawing["retries"] = [(by_product[retried], by_product[retry]) for retry, retried in explorer_reads.retry_pairs(trace)
-                          if retried in by_product]
+    drawing["retries"] = [(by_product[row[8]], k) for k, row in enumerate(rows) if row[8] and row[8] in by_product]
     homes = explorer_reads.trace_ids_of(project, [external[i - count] for i in drawing["external"]])
     return {
         "trace_id": trace.trace_id,

@@ -53,7 +53,8 @@ def bad_answers(project: Project) -> QuerySet:
     )
 
 
-GRAPH_FIELDS = ("product_id", "agent_id", "step", "source_type", "confidence", "fuse_state", "is_error", "round")
+GRAPH_FIELDS = ("product_id", "agent_id", "step", "source_type", "confidence", "fuse_state", "is_error", "round",
+                "retry_of")
 
 
 def graph_rows(trace: Trace) -> list[tuple]:
@@ -132,14 +133,6 @@ def recent_agents_and_steps(project: Project, sample: int = 5000) -> tuple[list[
         if step:
             steps.add(step)
     return sorted(agents), sorted(steps)
-
-
-def retry_pairs(trace: Trace) -> list[tuple[str, str]]:
-    """(retry, the attempt it retries) product ids of a trace's retries."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT product_id, retry_of FROM {Node._meta.db_table} WHERE trace_id = %s AND retry_of <> ''",
-                       [trace.pk])
-        return cursor.fetchall()
 
 
 def edge_pairs(trace: Trace) -> list[tuple[str, str]]:

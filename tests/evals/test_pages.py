@@ -56,7 +56,8 @@ def test_results_link_to_their_trace_opened_on_their_node(member, project, inges
     dataset("ds", number_items(1))
     summary = run("ds", [{"item_id": "q-1", "actual": 3, "trace_id": "eval-t-1", "product_id": "final-1"}])
     page = member.get(f"/p/{project.slug}/runs/{summary['id']}/").content.decode()
-    assert f'href="/p/{project.slug}/traces/eval-t-1/?node=final-1"' in page
+    # A failed case: opened with its root cause already shown.
+    assert f'href="/p/{project.slug}/traces/eval-t-1/?analyze=final-1"' in page
     assert "why is this wrong?" in page
 
 
