@@ -5,8 +5,8 @@ answer; a retry's dashed link to the attempt it retries is drawn."""
 import pytest
 
 from provenance.ingest import ingest_events
-from tests.browser.conftest import screenshot, sign_in
-from tests.conftest import fuse_event, node_event, review_event
+from tests.support.browser import screenshot, sign_in
+from tests.support.events import fuse_event, node_event, review_event
 
 pytestmark = pytest.mark.browser
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.conftest import fuse_event, node_event
+from tests.support.events import fuse_event, node_event
 
 pytestmark = pytest.mark.django_db
 
