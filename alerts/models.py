@@ -5,7 +5,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-from provenance.models import Project
+from tenancy.models import Project
 
 
 class RuleState(models.TextChoices):

@@ -19,7 +19,7 @@ from alerts.tasks import send_after_commit
 from alerts.transports.inbox import verified
 from metrics.filter_options import filter_options
 from provenance.api.errors import flatten_errors
-from provenance.membership import project_for_user_or_404
+from tenancy.membership import project_for_user_or_404
 
 MUTE_CHOICES = [("15", "15 minutes"), ("60", "1 hour"), ("240", "4 hours"), ("1440", "1 day"), ("10080", "1 week")]
 HISTORY_SIZE = 100

@@ -145,7 +145,8 @@ def main():
         from alerts import alert_rules, evaluation
         from alerts.models import AlertEvent, AlertRule
         from alerts.serializers import AlertRuleSerializer
-        from provenance.models import Node, Project
+        from provenance.models import Node
+        from tenancy.models import Project
 
         project = Project.objects.create(slug="bench")
         now = timezone.now().replace(second=0, microsecond=0)

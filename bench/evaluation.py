@@ -85,7 +85,7 @@ def main() -> None:
 
         from evals.judge import judge
         from evals.models import Dataset, Item, Result, Run
-        from provenance.models import Project
+        from tenancy.models import Project
 
         settings.ALLOWED_HOSTS = ["*"]
         project = Project.objects.create(slug="bench")

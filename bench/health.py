@@ -167,7 +167,8 @@ def main():
         from django.db import connection
 
         from provenance import health
-        from provenance.models import Edge, Node, Project
+        from provenance.models import Edge, Node
+        from tenancy.models import Project
 
         project = Project.objects.create(slug="bench")
         started = time.perf_counter()

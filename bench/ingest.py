@@ -229,7 +229,7 @@ def main():
 
     args.port = args.port or free_port()
     with scratch_django(f"denoise_bench_ingest_{os.getpid()}_{secrets.token_hex(3)}", keep=args.keep) as db_url:
-        from provenance.models import Project
+        from tenancy.models import Project
 
         project = Project.objects.create(slug="bench")
         _, key = project.issue_api_key()

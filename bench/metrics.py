@@ -217,7 +217,7 @@ def main() -> None:
         from metrics.params import ChartParamsSerializer
         from metrics.rollups.refresh import refresh_rollups
         from metrics.values import Filters, many_window_values
-        from provenance.models import Project
+        from tenancy.models import Project
 
         project = Project.objects.create(slug="bench")
         started = time.perf_counter()

@@ -120,7 +120,7 @@ def measure(n: int) -> None:
     from demo.local_server import serving
     from denoiseflow import Recorder
     from provenance import otlp
-    from provenance.models import Project
+    from tenancy.models import Project
 
     project = Project.objects.create(slug="bench")
     _, key = project.issue_api_key()

@@ -50,7 +50,7 @@ def free_port() -> int:
 def populate(projects: int, versions: int):
     from policy.document import default_profiles
     from policy.models import PolicyVersion
-    from provenance.models import Project
+    from tenancy.models import Project
 
     made = Project.objects.bulk_create([Project(slug=f"bench-{i}") for i in range(projects)])
     rows = []
@@ -151,7 +151,7 @@ def execution_and_round_trip(project_pk: int, key: str, runs: int) -> tuple[floa
 
     from django.db import connection
 
-    from provenance.models import hash_api_key
+    from tenancy.models import hash_api_key
 
     statements = [
         ("SELECT id, project_id FROM provenance_apikey WHERE key_hash = %s AND revoked_at IS NULL LIMIT 1",

@@ -64,7 +64,8 @@ def main():
         from alerts.models import AlertRule, RuleState
         from metrics.rollups.refresh import refresh_rollups
         from metrics.values import Question, answer
-        from provenance.models import FindingKind, HealthReport, Project
+        from provenance.models import FindingKind, HealthReport
+        from tenancy.models import Project
 
         settings.ALLOWED_HOSTS = ["*"]
         project = Project.objects.create(slug="bench")

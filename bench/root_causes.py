@@ -88,8 +88,9 @@ def main() -> None:
 
         from bench.metrics import generate
         from provenance.ingest import ingest_events
-        from provenance.models import AnswerCause, FinalAnswer, Node, Project, Review
+        from provenance.models import AnswerCause, FinalAnswer, Node, Review
         from provenance.root_causes import aggregate, catch_up, store
+        from tenancy.models import Project
 
         project = Project.objects.create(slug="bench")
         _, key = project.issue_api_key()

@@ -2,7 +2,7 @@
 that DATABASE_URL names, so a bench never touches the database it was pointed at.
 
     with scratch_django("denoise_bench_x", keep=args.keep) as url:
-        from provenance.models import Project  # Django is set up and migrated here
+        from tenancy.models import Project  # Django is set up and migrated here
         ...
 """
 

@@ -332,7 +332,8 @@ def main() -> None:
     with scratch_django(name, keep=args.keep):
         from django.db import connection
 
-        from provenance.models import Node, Project
+        from provenance.models import Node
+        from tenancy.models import Project
 
         print(f"Storage: {args.nodes:,} nodes of the demo workflow's shape, {args.mix} mix, full_content_days 0, "
               f"keep_full_below 0.8")

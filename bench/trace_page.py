@@ -85,7 +85,8 @@ def run(database: str, nodes: int, runs: int) -> None:
 
     from demo.large_run import large_run_events
     from provenance.ingest import ingest_events
-    from provenance.models import Project, Trace
+    from provenance.models import Trace
+    from tenancy.models import Project
 
     project = Project.objects.create(slug="bench", name="bench")
     _, key = project.issue_api_key()

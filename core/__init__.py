@@ -1,0 +1,1 @@
+"""The floor every app stands on: it imports no app."""

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from provenance.models import ApiKey, Project, hash_api_key
+from tenancy.models import ApiKey, Project, hash_api_key
 
 PROJECT_SLUG = "demo"
 PROJECT_NAME = "Demo: customer tickets"

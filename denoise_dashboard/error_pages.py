@@ -10,7 +10,7 @@ database, since either may be what just failed; see outage.server_error.)
 from django.shortcuts import render
 
 from provenance.api import errors as api_errors
-from provenance.membership import projects_for
+from tenancy.membership import projects_for
 
 
 def page_not_found(request, exception=None):

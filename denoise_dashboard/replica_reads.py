@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
+from core.limits import store
 from core.replica import REPLICA, reads_from
-from denoise_dashboard.limits import store
 
 logger = logging.getLogger(__name__)
 

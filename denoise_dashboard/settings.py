@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
+    "tenancy",
     "provenance",
     "metrics",
     "alerts",
@@ -232,8 +233,8 @@ SECURE_REFERRER_POLICY = "same-origin"
 REST_FRAMEWORK = {
     # A key first: a request that names one is judged by it alone; a signed-in
     # person's session reads (the browsable API), never writes.
-    "DEFAULT_AUTHENTICATION_CLASSES": ["provenance.auth.ApiKeyAuthentication", "provenance.auth.SessionReadAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["provenance.auth.HasProject"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["tenancy.auth.ApiKeyAuthentication", "tenancy.auth.SessionReadAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["tenancy.auth.HasProject"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PARSER_CLASSES": ["provenance.api.parsers.JSONParser"],

@@ -2,7 +2,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-from provenance.models import Project
+from tenancy.models import Project
 
 
 class Dataset(models.Model):

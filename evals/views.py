@@ -16,8 +16,8 @@ from evals import comparison, datasets, jsonl, runs, validation
 from evals.from_trace import add_from_trace
 from evals.models import Dataset, Run, RunStatus
 from evals.validation import Invalid
-from provenance.membership import project_for_user_or_404
 from provenance.models import Trace
+from tenancy.membership import project_for_user_or_404
 
 PAGE_SIZE = 50
 RESULTS_PAGE_SIZE = 100

@@ -9,7 +9,8 @@ add a raw scan of whatever the last refresh has not seen, so figures stay exact.
 from django.db import models
 
 from metrics.rollups.schema import DIMENSIONS, EVERY_DIMENSION
-from provenance.models import Project, Review
+from provenance.models import Review
+from tenancy.models import Project
 
 
 class Dimensions(models.Model):

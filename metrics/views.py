@@ -11,7 +11,7 @@ from metrics import overview_panels
 from metrics.dashboards import DASHBOARDS
 from metrics.filter_options import data_extent, filter_options
 from metrics.params import DEFAULT_RANGE, RANGES, ChartParamsSerializer
-from provenance.membership import project_for_user_or_404
+from tenancy.membership import project_for_user_or_404
 
 # (url name, title, dashboard its data comes from)
 PAGES = [

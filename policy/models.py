@@ -1,7 +1,7 @@
 from django.db import models
 from django.utils import timezone
 
-from provenance.models import Project
+from tenancy.models import Project
 
 
 class PolicySource(models.TextChoices):

@@ -12,7 +12,7 @@ from django.db import transaction
 
 from policy.document import PolicyError, default_profiles
 from policy.models import PolicySource, PolicyVersion
-from provenance.models import Project
+from tenancy.models import Project
 
 DEFAULT_NOTE = "built-in defaults"
 MAX_VERSION = 2**31 - 1  # the column's range: a larger number names no version

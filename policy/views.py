@@ -13,8 +13,8 @@ from policy import editing, inbox, store, suggestion
 from policy.document import PolicyError, diff, parse_document
 from policy.models import PolicySource
 from provenance.explorer import trace_url
-from provenance.membership import project_for_user_or_404
 from provenance.models import Escalation, ReviewVerdict
+from tenancy.membership import project_for_user_or_404
 
 
 def person(request) -> str:

@@ -10,8 +10,8 @@ earlier, in the ASGI router.
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from provenance import explorer, live, reading
-from provenance.membership import projects_for, visible_trace
+from provenance import explorer, explorer_reads, live, reading
+from tenancy.membership import projects_for
 
 REFUSED = 4403
 
@@ -49,7 +49,7 @@ class TraceConsumer(ScopedConsumer):
     """`ws/p/<slug>/traces/<trace_id>/`: new nodes of one trace."""
 
     def find(self, user, slug, trace_id):
-        self.trace = visible_trace(user, slug, trace_id) if user is not None else None
+        self.trace = explorer_reads.visible_trace(user, slug, trace_id) if user is not None else None
         return self.trace
 
     def group_for(self, trace):

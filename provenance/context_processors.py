@@ -1,4 +1,4 @@
-from provenance.membership import projects_for
+from tenancy.membership import projects_for
 
 
 def projects(request):

@@ -10,8 +10,9 @@ from collections import deque
 from dataclasses import dataclass
 
 from provenance.bulk import bound_cursor, in_list, is_postgres
-from provenance.models import Edge, Node, Project
+from provenance.models import Edge, Node
 from provenance.vocabulary import anomaly_test
+from tenancy.models import Project
 
 NODE_TABLE = Node._meta.db_table
 EDGE_TABLE = Edge._meta.db_table

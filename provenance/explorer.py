@@ -16,10 +16,11 @@ from provenance import colors, dag, explorer_reads, folding, reading
 from provenance.json_limits import clip_depth
 from provenance.layout import arranged, layered
 from provenance.layout import depths as layout_depths
-from provenance.models import Node, Project, Trace
+from provenance.models import Node, Trace
 from provenance.timestamps import utc_iso
 from provenance.validation import MAX_DEPTH
 from provenance.vocabulary import ANOMALOUS, FUSED, FuseDecision
+from tenancy.models import Project
 
 
 def trace_url(project: Project, trace_id: str, product_id: str | None = None, analyze: bool = False) -> str:

@@ -5,8 +5,10 @@ from django.db import connection
 from django.db.models import Case, Exists, F, OuterRef, Q, QuerySet, Subquery, When
 
 from provenance import vocabulary
-from provenance.models import Edge, Fuse, Node, Project, Review, ReviewVerdict, Trace
+from provenance.models import Edge, Fuse, Node, Review, ReviewVerdict, Trace
 from provenance.vocabulary import BLOCKING_DECISION
+from tenancy.membership import projects_for
+from tenancy.models import Project
 
 
 def final_answer_nodes(trace_qs: QuerySet) -> QuerySet:
@@ -142,3 +144,11 @@ def edge_pairs(trace: Trace) -> list[tuple[str, str]]:
         cursor.execute(f"SELECT child_product_id, parent_product_id FROM {Edge._meta.db_table} WHERE trace_id = %s",
                        [trace.pk])
         return cursor.fetchall()
+
+
+def visible_trace(user, slug: str, trace_id: str) -> Trace | None:
+    """The trace, with its project, if the user may see that project; else None."""
+    project = projects_for(user).filter(slug=slug).first()
+    if project is None:
+        return None
+    return Trace.objects.filter(project=project, trace_id=trace_id).select_related("project").first()

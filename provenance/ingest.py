@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from provenance import live, tasks
 from provenance.bulk import bound_cursor, copy_rows, in_list, insert_many, is_postgres
-from provenance.models import Edge, Escalation, Fuse, IngestedEvent, Node, Project, Review, Trace
+from provenance.models import Edge, Escalation, Fuse, IngestedEvent, Node, Review, Trace
 from provenance.validation import (
     EscalationEvent,
     Event,
@@ -28,6 +28,7 @@ from provenance.validation import (
     event_id_of,
     parse_event,
 )
+from tenancy.models import Project
 
 
 @dataclass

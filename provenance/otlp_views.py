@@ -12,8 +12,8 @@ from django.views.decorators.csrf import csrf_exempt
 
 from provenance import otlp
 from provenance.api.body import BadEncoding, BodyTooLarge, read_body
-from provenance.auth import active_key_for_bearer
 from provenance.ingest import ingest_events, with_counts
+from tenancy.auth import active_key_for_bearer
 
 # While the database is unreachable, exporters are told to come back (503 is retryable in OTLP).
 UNAVAILABLE_RETRY_AFTER_SECONDS = 5

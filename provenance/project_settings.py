@@ -10,7 +10,7 @@ from numbers import Real
 
 from django.db import transaction
 
-from provenance.models import Project
+from tenancy.models import Project
 
 MAX_DAYS = 36500  # a hundred years: anything longer is "keep forever" (null)
 RETENTION_FIELDS = ("trace_days", "full_content_days", "keep_full_below")

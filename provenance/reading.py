@@ -8,9 +8,10 @@ from datetime import datetime
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 
 from provenance import vocabulary
-from provenance.models import Edge, Escalation, Fuse, Node, Project, Review, Trace, content_tier
+from provenance.models import Edge, Escalation, Fuse, Node, Review, Trace, content_tier
 from provenance.timestamps import utc_iso
 from provenance.vocabulary import FUSED, decision_name
+from tenancy.models import Project
 
 
 @dataclass

@@ -11,9 +11,9 @@ from django.shortcuts import redirect, render
 
 from provenance import project_settings
 from provenance.forms import ProjectSettingsForm
-from provenance.membership import project_for_user_or_404
 from provenance.models import RetentionRun
 from provenance.retention import job
+from tenancy.membership import project_for_user_or_404
 
 RUNS_SHOWN = 20
 

@@ -1,10 +1,10 @@
 from celery import shared_task
 
 from provenance import health
-from provenance.models import Project
 from provenance.retention import job as retention_job
 from provenance.root_causes import catch_up, store
 from provenance.validation import parse_timestamp
+from tenancy.models import Project
 
 
 @shared_task(name=health.NIGHTLY_TASK)

@@ -12,8 +12,8 @@ from django.views.decorators.cache import never_cache
 
 from provenance import explorer, explorer_reads, reading
 from provenance.forms import TraceFilterForm
-from provenance.membership import project_for_user_or_404, projects_for, visible_trace
 from provenance.models import Node
+from tenancy.membership import project_for_user_or_404, projects_for
 
 PAGE_SIZE = 50
 
@@ -35,7 +35,7 @@ def session_json(view):
 
 
 def visible_trace_or_404(request, slug: str, trace_id: str) -> tuple:
-    trace = visible_trace(request.user, slug, trace_id)
+    trace = explorer_reads.visible_trace(request.user, slug, trace_id)
     if trace is None:
         raise Http404("No such trace in a project you may see.")
     return trace.project, trace

@@ -10,7 +10,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from denoise_dashboard import outage
-from provenance.models import Project
+from tenancy.models import Project
 from tests.support.accounts import MEMBER_PASSWORD, MEMBER_USERNAME
 from tests.support.alerts import SECRET
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS

@@ -7,7 +7,7 @@ from django.views.decorators.http import require_GET
 
 from alerts.prometheus.exposition import project_exposition
 from denoise_dashboard import process_metrics
-from provenance.auth import active_key_for_bearer
+from tenancy.auth import active_key_for_bearer
 
 
 def unauthorized(message: str) -> JsonResponse:

@@ -14,32 +14,16 @@ presents no key guesses nothing: it is neither counted nor refused, and gets the
 contract's 401.
 """
 
-import hashlib
 import random
 
 from django.conf import settings
 
-from denoise_dashboard.limits import store
+from core.limits import store
 from denoise_dashboard.limits.answers import OTLP_PATH, refusal
+from tenancy.key_limits import bearer_digest, is_known, mark_known
 
 API_PATH = "/api/v1/"
 MINUTE = 60
-KNOWN_KEY_SECONDS = 24 * 3600
-
-
-def bearer_digest(header: str | None) -> str | None:
-    scheme, _, token = (header or "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return None
-    return hashlib.sha256(token.strip().encode()).hexdigest()[:32]
-
-
-def remember_issued_key(raw_key: str) -> None:
-    """A key just issued is known at once: its first request must not meet a
-    lockout that other clients' guesses from the same address brought on."""
-    store.hold(f"api-known:{bearer_digest(f'Bearer {raw_key}')}", KNOWN_KEY_SECONDS)
-
-
 class ApiRateLimitMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
@@ -51,7 +35,7 @@ class ApiRateLimitMiddleware:
         address = request.META.get("REMOTE_ADDR", "")
 
         guessing = digest and store.held_for(f"api-guessing:{address}")
-        if guessing and not store.held_for(f"api-known:{digest}"):
+        if guessing and not is_known(digest):
             return refusal(request, 429, "too many unknown API keys from this address; retry later", guessing)
 
         limit = settings.API_RATE_LIMIT
@@ -70,7 +54,7 @@ class ApiRateLimitMiddleware:
         ):
             # A key seen after a quiet spell (a full budget), and now and then a
             # busy one, is marked known: not an extra write on every request.
-            store.hold(f"api-known:{digest}", KNOWN_KEY_SECONDS)
+            mark_known(digest)
         return response
 
     @staticmethod

@@ -13,7 +13,7 @@ from functools import wraps
 from django.conf import settings
 from django.shortcuts import render
 
-from denoise_dashboard.limits import store
+from core.limits import store
 
 
 def throttled(view):

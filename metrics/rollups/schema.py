@@ -12,7 +12,8 @@ the storage's.
 
 import math
 
-from provenance.models import Edge, Escalation, Fuse, Node, Project, Review, ReviewVerdict, Trace
+from provenance.models import Edge, Escalation, Fuse, Node, Review, ReviewVerdict, Trace
+from tenancy.models import Project
 
 NODE, FUSE, EDGE = Node._meta.db_table, Fuse._meta.db_table, Edge._meta.db_table
 PROJECT, REVIEW, TRACE = Project._meta.db_table, Review._meta.db_table, Trace._meta.db_table

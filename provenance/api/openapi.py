@@ -169,7 +169,7 @@ def add_error_responses(result, generator, request, public):
 
 
 class BearerKeyScheme(OpenApiAuthenticationExtension):
-    target_class = "provenance.auth.ApiKeyAuthentication"
+    target_class = "tenancy.auth.ApiKeyAuthentication"
     name = "apiKey"
 
     def get_security_definition(self, auto_schema):
@@ -182,7 +182,7 @@ class BearerKeyScheme(OpenApiAuthenticationExtension):
 
 
 class SessionReadScheme(OpenApiAuthenticationExtension):
-    target_class = "provenance.auth.SessionReadAuthentication"
+    target_class = "tenancy.auth.SessionReadAuthentication"
     name = "session"
     priority = 1
 

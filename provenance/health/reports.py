@@ -9,7 +9,8 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from provenance.health.faults import DESCRIPTIONS
-from provenance.models import FindingKind, HealthReport, Project
+from provenance.models import FindingKind, HealthReport
+from tenancy.models import Project
 
 EXAMPLES_PER_GROUP = 3
 

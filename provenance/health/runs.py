@@ -17,9 +17,11 @@ from provenance import limits
 from provenance.bulk import is_postgres
 from provenance.health import faults
 from provenance.health.schedule import due_projects, last_scheduled_run
-from provenance.models import FindingKind, HealthFinding, HealthReport, Node, Project
+from provenance.models import FindingKind, HealthFinding, HealthReport, Node
 
 # Namespace of the PostgreSQL advisory lock that serializes runs per project.
+from tenancy.models import Project
+
 LOCK_NAMESPACE = 0x4845414C
 
 

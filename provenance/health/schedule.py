@@ -12,7 +12,8 @@ from zoneinfo import ZoneInfo
 from celery.schedules import crontab
 from django.conf import settings
 
-from provenance.models import HealthReport, Project
+from provenance.models import HealthReport
+from tenancy.models import Project
 
 NIGHTLY_TASK = "provenance.tasks.check_dag_health"
 DEFAULT_NIGHTLY = crontab(hour=3, minute=0)

@@ -5,8 +5,8 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from provenance import health
-from provenance.membership import project_for_user_or_404
 from provenance.models import FindingKind
+from tenancy.membership import project_for_user_or_404
 
 FINDINGS_PER_PAGE = 50
 

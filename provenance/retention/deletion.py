@@ -15,7 +15,8 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.db.models.functions import Coalesce
 
-from provenance.models import Edge, Escalation, Fuse, HealthFinding, IngestedEvent, Node, Project, Review, Trace
+from provenance.models import Edge, Escalation, Fuse, HealthFinding, IngestedEvent, Node, Review, Trace
+from tenancy.models import Project
 
 BATCH_TRACES = 500
 

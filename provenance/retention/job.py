@@ -16,9 +16,10 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from provenance.bulk import is_postgres
-from provenance.models import Node, Project, RetentionRun
+from provenance.models import Node, RetentionRun
 from provenance.retention import deletion
 from provenance.retention.summarize import Summarizing
+from tenancy.models import Project
 
 # Namespace of the PostgreSQL advisory lock that keeps two runs off one project.
 LOCK_NAMESPACE = 0x52455445

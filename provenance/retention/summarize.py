@@ -23,9 +23,10 @@ from django.db import connection, connections, transaction
 from django.db.models import Max, Min
 from django.db.models.functions import Left
 
-from provenance.models import Node, Project
+from provenance.models import Node
 from provenance.retention.digest import TextDigest
 from provenance.retention.full_text import SUMMARY_CHARS, keeps_full_text, reviewed_final_answers
+from tenancy.models import Project
 
 BATCH_NODES = 5000
 

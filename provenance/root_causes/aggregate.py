@@ -21,8 +21,9 @@ from datetime import datetime
 from django.db import connection
 from django.db.models import Count, Q
 
-from provenance.models import AnswerCause, FinalAnswer, Project
+from provenance.models import AnswerCause, FinalAnswer
 from provenance.root_causes import store
+from tenancy.models import Project
 
 ANSWER_KINDS = ("incorrect", "fused", "low_confidence")
 EXAMPLES = 5

@@ -16,8 +16,9 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from provenance.models import FinalAnswer, Fuse, Node, Project, Review, RootCauseMark, Trace
+from provenance.models import FinalAnswer, Fuse, Node, Review, RootCauseMark, Trace
 from provenance.root_causes import store
+from tenancy.models import Project
 
 BATCH = 5_000
 

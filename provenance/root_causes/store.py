@@ -21,8 +21,9 @@ from django.db import transaction
 
 from provenance import dag
 from provenance.bulk import bound_cursor, in_list, insert_many, is_postgres
-from provenance.models import AnswerCause, Edge, FinalAnswer, Fuse, Node, Project, Review, ReviewVerdict, Trace
+from provenance.models import AnswerCause, Edge, FinalAnswer, Fuse, Node, Review, ReviewVerdict, Trace
 from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY, final_answer_sql
+from tenancy.models import Project
 
 NODE, TRACE, REVIEW, FUSE, EDGE = (m._meta.db_table for m in (Node, Trace, Review, Fuse, Edge))
 ANSWER, CAUSE = FinalAnswer._meta.db_table, AnswerCause._meta.db_table

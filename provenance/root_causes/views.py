@@ -3,8 +3,8 @@
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
-from provenance.membership import project_for_user_or_404
 from provenance.root_causes import aggregate, page
+from tenancy.membership import project_for_user_or_404
 
 
 @login_required

@@ -72,7 +72,7 @@ def asgi_live_server(django_db_setup, django_db_blocker, tmp_path_factory):
 @pytest.fixture
 def tenant(transactional_db):
     """A project with an API key and a member who can sign in."""
-    from provenance.models import Project
+    from tenancy.models import Project
 
     project = Project.objects.create(slug="acme", name="Acme support")
     _, key = project.issue_api_key()

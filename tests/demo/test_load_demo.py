@@ -19,7 +19,8 @@ from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
 from demo import planted_faults
-from provenance.models import Node, Project, Review, Trace
+from provenance.models import Node, Review, Trace
+from tenancy.models import Project
 from tests.denoiseflow.servers import closed_port
 
 

@@ -7,16 +7,21 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-APPS = {"provenance", "metrics", "alerts", "evals", "policy", "demo", "denoiseflow"}
+APPS = {"core", "tenancy", "provenance", "metrics", "alerts", "evals", "policy", "demo", "denoiseflow"}
 
-# What each package may import of the others. `demo` sits on top (it loads
-# every app's demo content) and `denoise_dashboard` wires them all together.
+# What each package may import of the others (DESIGN.md, "Shape"): `core` is
+# the floor, `tenancy` stands on it, every app above on both. `demo` loads
+# every app's demo content; `denoise_dashboard` (the project package: settings,
+# URLs, serving) wires them all together and is imported by none of them.
 MAY_IMPORT = {
-    "provenance": set(),
-    "metrics": {"provenance"},
-    "evals": {"provenance"},
-    "policy": {"provenance", "metrics"},
-    "alerts": {"provenance", "metrics", "evals", "policy"},
+    "core": set(),
+    "tenancy": {"core"},
+    "provenance": {"core", "tenancy"},
+    "metrics": {"core", "tenancy", "provenance"},
+    "evals": {"core", "tenancy", "provenance"},
+    "policy": {"core", "tenancy", "provenance", "metrics"},
+    "alerts": {"core", "tenancy", "provenance", "metrics", "evals", "policy"},
+    "demo": {"core", "tenancy", "provenance", "metrics", "evals", "policy", "alerts", "denoiseflow"},
     "denoiseflow": set(),
 }
 # The SDK runs inside agents: nothing of the server, not even Django.

@@ -11,7 +11,8 @@ import pytest
 from django.db import connection
 
 from policy import store
-from provenance.models import Node, Project
+from provenance.models import Node
+from tenancy.models import Project
 from tests.support.events import node_event
 from tests.support.serving import Serve, database_url
 

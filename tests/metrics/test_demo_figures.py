@@ -19,7 +19,8 @@ from metrics.params import ChartParams, ChartParamsSerializer
 from metrics.rollups.refresh import refresh_rollups
 from metrics.rollups.schema import bin_of
 from provenance.ingest import ingest_events
-from provenance.models import FuseDecision, Node, Project
+from provenance.models import FuseDecision, Node
+from tenancy.models import Project
 from tests.denoiseflow.servers import closed_port
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,8 @@ the ingest contract tests."""
 
 import orjson
 
-from provenance.models import Edge, Fuse, IngestedEvent, Node, Project, Review, Trace
+from provenance.models import Edge, Fuse, IngestedEvent, Node, Review, Trace
+from tenancy.models import Project
 
 STORED_MODELS = {"traces": Trace, "nodes": Node, "edges": Edge, "fuses": Fuse, "reviews": Review}
 

@@ -4,7 +4,7 @@ revoked keys answer 401 with a Bearer challenge and store nothing."""
 import pytest
 from rest_framework.test import APIClient
 
-from provenance.models import ApiKey
+from tenancy.models import ApiKey
 from tests.provenance.stored import stored_rows
 from tests.support.events import node_event
 

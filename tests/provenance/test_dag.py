@@ -3,7 +3,7 @@ node) and impact (every descendant), across traces, late parents and cycles."""
 
 import pytest
 
-from provenance.models import Project
+from tenancy.models import Project
 from tests.provenance.stored import impact, root_cause
 from tests.support.events import fuse_event, node_event
 

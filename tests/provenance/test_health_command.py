@@ -32,7 +32,7 @@ def test_bad_arguments_are_refused_clearly(db, args, message):
 
 def test_a_run_costs_a_fixed_number_of_queries_whatever_the_size(api, ingest, django_assert_max_num_queries):
     from provenance import health
-    from provenance.models import Project
+    from tenancy.models import Project
 
     ingest(*[node_event(f"n{i}", f"t{i % 7}", parents=[f"n{i - 1}"] if i else []) for i in range(300)])
     with django_assert_max_num_queries(30):

@@ -3,7 +3,7 @@ project, confidences are normalized, fuse and review events land."""
 
 import pytest
 
-from provenance.models import Project
+from tenancy.models import Project
 from tests.provenance.stored import node_of, statuses, stored_rows
 from tests.support.events import fuse_event, node_event, review_event
 

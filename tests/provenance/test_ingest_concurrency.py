@@ -7,7 +7,7 @@ import pytest
 from django.db import connections
 from rest_framework.test import APIClient
 
-from provenance.models import Project
+from tenancy.models import Project
 from tests.provenance.stored import statuses, stored_rows
 from tests.support.events import node_event
 

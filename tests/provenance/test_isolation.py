@@ -3,7 +3,7 @@ answer 404 as if they did not exist, and equal ids in two projects stay apart.""
 
 import pytest
 
-from provenance.models import Project
+from tenancy.models import Project
 from tests.provenance.stored import impact, root_cause, statuses, stored_rows
 from tests.support.events import fuse_event, node_event, review_event
 

@@ -42,7 +42,7 @@ def two_tenants(project, api, other_api, ingest):
     users = get_user_model().objects
     alice, bob = users.create_user("alice"), users.create_user("bob")
     project.members.add(alice)
-    from provenance.models import Project
+    from tenancy.models import Project
 
     Project.objects.get(slug="globex").members.add(bob)
     return alice, bob

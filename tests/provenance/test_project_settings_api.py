@@ -2,7 +2,7 @@
 
 import pytest
 
-from provenance.models import Project
+from tenancy.models import Project
 
 pytestmark = pytest.mark.django_db
 

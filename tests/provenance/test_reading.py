@@ -3,7 +3,7 @@ filters."""
 
 import pytest
 
-from provenance.models import Project
+from tenancy.models import Project
 from tests.support.events import fuse_event, node_event, review_event
 
 CONTRACT_NODE_FIELDS = {"product_id", "agent_id", "step", "source_type", "confidence", "fused", "status", "round",

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from denoise_dashboard.command_options import add_now_argument
-from provenance.models import Project
 from provenance.retention import job
+from tenancy.models import Project
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from denoise_dashboard.command_options import add_now_argument
 from provenance import health
-from provenance.models import Project
+from tenancy.models import Project
 
 
 class Command(BaseCommand):

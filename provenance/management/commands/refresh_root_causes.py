@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from provenance.models import Project
 from provenance.root_causes import catch_up
+from tenancy.models import Project
 
 
 class Command(BaseCommand):

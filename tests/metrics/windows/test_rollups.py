@@ -15,7 +15,7 @@ from metrics.questions import Filters, Question
 from metrics.rollups.refresh import refresh_rollups
 from metrics.values import answer
 from metrics.windows import rollup_part, scan
-from provenance.models import Project
+from tenancy.models import Project
 from tests.metrics.traffic import (
     fuse_loop_events,
     late_fuse_events,

@@ -8,8 +8,8 @@ from django.http import Http404
 from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
-from provenance.membership import projects_for
-from provenance.models import ApiKey, hash_api_key
+from tenancy.membership import projects_for
+from tenancy.models import ApiKey, hash_api_key
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 

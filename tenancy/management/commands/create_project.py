@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils.text import slugify
 
-from provenance.models import Project
+from tenancy.models import Project
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 from django.contrib import admin, messages
 
-from provenance.models import ApiKey, Project
+from tenancy.models import ApiKey, Project
 
 
 class ApiKeyInline(admin.TabularInline):

@@ -3,7 +3,7 @@
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from provenance.models import Project, Trace
+from tenancy.models import Project
 
 
 def projects_for(user):
@@ -21,11 +21,3 @@ def project_for_user_or_404(user, slug: str) -> Project:
     if project is None:
         raise Http404
     return project
-
-
-def visible_trace(user, slug: str, trace_id: str) -> Trace | None:
-    """The trace, with its project, if the user may see that project; else None."""
-    project = projects_for(user).filter(slug=slug).first()
-    if project is None:
-        return None
-    return Trace.objects.filter(project=project, trace_id=trace_id).select_related("project").first()

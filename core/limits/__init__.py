@@ -1,0 +1,1 @@
+"""Where limits keep their counts, shared by every worker (store.py)."""
