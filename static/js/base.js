@@ -83,6 +83,12 @@
   // and titles (long category names, a right-hand axis), the legend sits
   // above the plot where it cannot cover tick labels, and there is a colour
   // for every series. `layout` overrides; axis titles may be given as text.
+  function safeTitle(title) {
+    if (typeof title === "string") return {text: chartText(title)};
+    if (title && typeof title.text === "string") return Object.assign({}, title, {text: chartText(title.text)});
+    return title;
+  }
+
   function chartLayout(layout, seriesCount) {
     const merged = Object.assign({
       margin: {l: 50, r: 20, t: 10, b: 40},
@@ -90,12 +96,24 @@
       paper_bgcolor: "#fff", plot_bgcolor: "#fff", hovermode: "closest",
       colorway: Array.from({length: Math.max(seriesCount || 0, FIRST_COLORS.length)}, function (_, i) { return seriesColor(i); }),
     }, layout || {});
+    // Titles and tick labels are read as the same HTML dialect as the data: a
+    // metric named `<a href>` in an axis title would be a link.
     Object.keys(merged).forEach(function (key) {
       if (!/^[xy]axis\d*$/.test(key)) return;
       const axis = Object.assign({automargin: true}, merged[key]);
-      if (typeof axis.title === "string") axis.title = {text: axis.title};
+      axis.title = safeTitle(axis.title);
+      if (Array.isArray(axis.ticktext)) axis.ticktext = escapeValues(axis.ticktext);
       merged[key] = axis;
     });
+    if (merged.title !== undefined) merged.title = safeTitle(merged.title);
+    if (merged.legend && merged.legend.title !== undefined) {
+      merged.legend = Object.assign({}, merged.legend, {title: safeTitle(merged.legend.title)});
+    }
+    if (Array.isArray(merged.annotations)) {
+      merged.annotations = merged.annotations.map(function (note) {
+        return typeof note.text === "string" ? Object.assign({}, note, {text: chartText(note.text)}) : note;
+      });
+    }
     if (!merged.xaxis) merged.xaxis = {automargin: true};
     if (!merged.yaxis) merged.yaxis = {automargin: true};
     return merged;
