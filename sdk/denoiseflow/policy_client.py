@@ -1,9 +1,12 @@
 """The project's fuse policy, fetched from the dashboard and kept fresh.
 
 `policy()` answers the current copy at once (a dictionary lookup): the first
-call fetches it, then a background thread asks again every `refresh_interval`
-seconds (default: a minute) with `If-None-Match`, so an unchanged policy costs
-the server one index probe and the agent nothing. While the dashboard is down,
+call starts a background thread that fetches it and asks again every
+`refresh_interval` seconds (default: a minute) with `If-None-Match`, so an
+unchanged policy costs the server one index probe and the agent nothing. The
+first call waits for that first answer at most `first_wait` seconds (default:
+one): a dashboard that accepts connections and never answers must not hold up
+the agent for the fetch's whole `timeout`. While the dashboard is down,
 or refuses the key, the last good copy stays in use; before any copy arrived,
 the built-in defaults (the contract's version 0) are used, marked with no
 version so decisions do not claim a policy they never saw.
@@ -27,6 +30,7 @@ logger = logging.getLogger("denoiseflow")
 
 POLICY_PATH = "/api/v1/policy"
 DEFAULT_REFRESH_SECONDS = 60.0
+FIRST_WAIT_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -57,12 +61,15 @@ BUILTIN = Policy(None, {"default": DEFAULT_PROFILE})
 
 class PolicyClient:
     def __init__(self, url: str | None = None, api_key: str | None = None, *,
-                 refresh_interval: float = DEFAULT_REFRESH_SECONDS, timeout: float = 5.0):
+                 refresh_interval: float = DEFAULT_REFRESH_SECONDS, timeout: float = 5.0,
+                 first_wait: float = FIRST_WAIT_SECONDS):
         self.url = (url or os.environ.get("DENOISE_URL") or "http://127.0.0.1:8000").rstrip("/")
         self.api_key = api_key if api_key is not None else os.environ.get("DENOISE_API_KEY", "")
         self.refresh_interval = refresh_interval
         self.timeout = timeout
+        self.first_wait = first_wait
         self._policy = BUILTIN
+        self._first_answer = threading.Event()
         self._lock = threading.Lock()
         self._started = False
         self._stop = threading.Event()
@@ -70,7 +77,8 @@ class PolicyClient:
         self.counts = {"fetched": 0, "not_modified": 0, "failed": 0}
 
     def get(self) -> Policy:
-        """The current copy; the first call fetches it (once) and starts the refresher."""
+        """The current copy; the first call starts the refresher and waits at
+        most `first_wait` seconds for its first answer (the defaults until then)."""
         if not self._started:
             self._start()
         return self._policy
@@ -124,12 +132,18 @@ class PolicyClient:
         with self._lock:
             if self._started:
                 return
-            self.refresh()
             self._thread = threading.Thread(target=self._run, name="denoiseflow-policy", daemon=True)
             self._thread.start()
             self._started = True
+        self._first_answer.wait(self.first_wait)
 
     def _run(self) -> None:
+        try:
+            self.refresh()
+        except Exception:
+            logger.exception("denoiseflow: policy fetch failed unexpectedly")
+        finally:
+            self._first_answer.set()
         while not self._stop.wait(self.refresh_interval):
             try:
                 self.refresh()

@@ -2,10 +2,13 @@
 ETag, kept through an outage, and a threshold changed on the server changing
 the SDK's decisions within one refresh."""
 
+import threading
+
 import pytest
 
+import denoiseflow as df
 from denoiseflow import ConfidenceFuse, PolicyClient
-from tests.denoiseflow.servers import Switch, closed_port, wait_until
+from tests.denoiseflow.servers import BlackHole, StandIn, Switch, closed_port, forward, wait_until
 
 DEFAULT = {"accept": 0.8, "block": 0.5, "by_agent_type": {}, "by_step": {}, "max_rounds": 5, "max_retries": 2,
            "escalate_after": 3}
@@ -104,3 +107,52 @@ def test_profiles_and_steps_resolve_from_the_policy(live_server, project_and_key
         "confidence below the block threshold (step refund)")
     assert ConfidenceFuse.from_policy("lenient", client=client).decide(0.3).decision == "downweight"
     assert ConfidenceFuse.from_policy("missing", client=client).decide(0.3).blocked
+
+
+def answered_without_waiting(ask) -> dict:
+    """Runs `ask` in a thread and returns what it gave; fails if it is still
+    waiting long after the first fetch's bound (a second)."""
+    got, done = {}, threading.Event()
+    threading.Thread(target=lambda: (got.update(ask()), done.set()), daemon=True).start()
+    assert done.wait(30), "the agent waited for the dashboard's answer"
+    return got
+
+
+def test_a_dashboard_that_never_answers_does_not_hold_up_the_first_policy(clients):
+    with BlackHole() as hole:
+        # A fetch that would wait a minute: the agent must not wait with it.
+        client = clients(hole.url, "key", timeout=60)
+        got = answered_without_waiting(lambda: {"policy": client.get(),
+                                                "verdict": ConfidenceFuse.from_policy(client=client).decide(0.6)})
+        assert (got["policy"].source, got["policy"].version) == ("builtin", None)
+        assert got["verdict"].policy_version is None and got["verdict"].decision == "downweight"
+
+        module_level = answered_without_waiting(lambda: {"policy": df.policy(hole.url, "other-key", timeout=60)})
+        assert module_level["policy"].source == "builtin"
+        df.policy_client(hole.url, "other-key").close()
+
+
+class HeldPolicy(StandIn):
+    """Passes policy reads to the dashboard once `release` is set."""
+
+    def __init__(self, target: str):
+        self.target, self.release = target, threading.Event()
+        super().__init__()
+
+    def answer(self, method, path, body, headers):
+        self.release.wait(60)
+        status, answered, payload = forward(self.target + path, "GET", None, headers, ("Authorization",))
+        return status, {"ETag": answered.get("ETag", "")}, payload
+
+
+def test_the_defaults_decide_until_a_slow_first_answer_arrives(live_server, project_and_key, api, clients):
+    put(api, "block 0.7", block=0.7)
+    with HeldPolicy(live_server.url) as held:
+        client = clients(held.url, project_and_key[1], refresh_interval=60, timeout=60)
+        fuse = ConfidenceFuse.from_policy(client=client)
+        got = answered_without_waiting(lambda: {"verdict": fuse.decide(0.6)})
+        assert (got["verdict"].decision, got["verdict"].policy_version) == ("downweight", None)
+
+        held.release.set()
+        assert wait_until(lambda: client.get().version == 1)
+        assert fuse.decide(0.6).blocked and fuse.decide(0.6).policy_version == 1
