@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -25,7 +25,7 @@ from denoise_dashboard.process_metrics import WEBHOOK_DELIVERIES
 
 logger = logging.getLogger(__name__)
 
-PARALLEL = 8
+PARALLEL = 8  # delivery threads at most; see parallel()
 MAX_BACKOFF = timedelta(hours=6)
 
 
@@ -61,6 +61,26 @@ def _claim(ids: list[int], now: datetime) -> tuple[str, list[tuple[Delivery, Del
             [DeliveryAttempt(delivery=d, number=d.attempt_count, started_at=now) for d in claimed]
         )
     return token, list(zip(claimed, attempts))
+
+
+def parallel() -> int:
+    """How many deliveries are sent at once: PARALLEL, but never more than half
+    the database connection pool. A send may write (the inbox keeps a row), so
+    each thread may hold a connection; the other half stays for this runner and
+    whatever else the process serves (the embedded scheduler runs in a web worker)."""
+    pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
+    if not isinstance(pool, dict) or not pool.get("max_size"):
+        return PARALLEL
+    return max(1, min(PARALLEL, pool["max_size"] // 2))
+
+
+def _send_in_thread(delivery: Delivery) -> Outcome:
+    try:
+        return _send(delivery)
+    finally:
+        # A thread's connection goes back to the pool only when closed: left
+        # open, every round of threads took more until none was left.
+        connections.close_all()
 
 
 def _send(delivery: Delivery) -> Outcome:
@@ -111,13 +131,14 @@ def _record(delivery: Delivery, attempt: DeliveryAttempt, outcome: Outcome, toke
 def attempt_many(ids: list[int]) -> None:
     """One attempt of each of these deliveries that is due and not claimed by
     another runner; a few at a time, so no lease runs out while queued."""
-    for start in range(0, len(ids), PARALLEL):
-        token, claimed = _claim(ids[start : start + PARALLEL], timezone.now())
+    step = parallel()
+    for start in range(0, len(ids), step):
+        token, claimed = _claim(ids[start : start + step], timezone.now())
         if len(claimed) == 1:
             outcomes = [_send(claimed[0][0])]
         elif claimed:
             with ThreadPoolExecutor(len(claimed)) as pool:
-                outcomes = list(pool.map(_send, [delivery for delivery, _ in claimed]))
+                outcomes = list(pool.map(_send_in_thread, [delivery for delivery, _ in claimed]))
         else:
             continue
         for (delivery, attempt), outcome in zip(claimed, outcomes):
