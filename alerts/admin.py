@@ -28,7 +28,7 @@ class AlertEventAdmin(admin.ModelAdmin):
 class AttemptInline(admin.TabularInline):
     model = DeliveryAttempt
     extra = 0
-    readonly_fields = ("number", "started_at", "finished_at", "success", "status_code", "latency_ms",
+    readonly_fields = ("number", "status", "started_at", "finished_at", "success", "status_code", "latency_ms",
                        "response_excerpt", "error")
 
 

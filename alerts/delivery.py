@@ -19,7 +19,7 @@ from django.db import connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from alerts.models import Delivery, DeliveryAttempt, DeliveryStatus, Destination, SharedDestination
+from alerts.models import AttemptStatus, Delivery, DeliveryAttempt, DeliveryStatus, Destination, SharedDestination
 from alerts.transports import TransportError, transport_for
 from denoise_dashboard.process_metrics import WEBHOOK_DELIVERIES
 
@@ -27,6 +27,7 @@ logger = logging.getLogger(__name__)
 
 PARALLEL = 8  # delivery threads at most; see parallel()
 MAX_BACKOFF = timedelta(hours=6)
+INTERRUPTED = "the runner stopped before this attempt ended (its claim ran out); the delivery was tried again"
 
 
 def lease() -> timedelta:
@@ -57,6 +58,10 @@ def _claim(ids: list[int], now: datetime) -> tuple[str, list[tuple[Delivery, Del
             next_attempt_at=now + lease(), attempt_count=F("attempt_count") + 1, claim_token=token
         )
         claimed = list(Delivery.objects.filter(pk__in=ids, claim_token=token).select_related("destination__shared"))
+        # A claim is taken over only once the last one ran out: an attempt still
+        # unfinished then was cut short (its runner was killed mid-send).
+        DeliveryAttempt.objects.filter(delivery__in=claimed, status=AttemptStatus.IN_PROGRESS).update(
+            status=AttemptStatus.INTERRUPTED, error=INTERRUPTED)
         attempts = DeliveryAttempt.objects.bulk_create(
             [DeliveryAttempt(delivery=d, number=d.attempt_count, started_at=now) for d in claimed]
         )
@@ -105,7 +110,8 @@ def _send(delivery: Delivery) -> Outcome:
 def _record(delivery: Delivery, attempt: DeliveryAttempt, outcome: Outcome, token: str) -> None:
     now = timezone.now()
     DeliveryAttempt.objects.filter(pk=attempt.pk).update(
-        finished_at=now, success=outcome.success, status_code=outcome.status_code, latency_ms=outcome.latency_ms,
+        finished_at=now, success=outcome.success,
+        status=AttemptStatus.OK if outcome.success else AttemptStatus.FAILED, status_code=outcome.status_code, latency_ms=outcome.latency_ms,
         response_excerpt=outcome.response_excerpt[:1000], error=outcome.error[:500],
     )
     if outcome.success:

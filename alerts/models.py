@@ -196,11 +196,20 @@ class Delivery(models.Model):
         return f"{self.kind} → {self.target} ({self.status})"
 
 
+class AttemptStatus(models.TextChoices):
+    IN_PROGRESS = "in_progress", "in progress"
+    OK = "ok", "ok"
+    FAILED = "failed", "failed"
+    # Its runner died mid-send (its claim ran out): marked when the delivery is claimed again.
+    INTERRUPTED = "interrupted", "interrupted"
+
+
 class DeliveryAttempt(models.Model):
-    """Written when an attempt starts and completed when it ends, so an attempt
-    cut short by a dying worker stays visible as unfinished."""
+    """Written when an attempt starts and completed when it ends; one cut short
+    by a dying worker is marked interrupted when the delivery is tried again."""
 
     delivery = models.ForeignKey(Delivery, models.CASCADE, related_name="attempts")
+    status = models.CharField(max_length=12, choices=AttemptStatus.choices, default=AttemptStatus.IN_PROGRESS)
     number = models.IntegerField()
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -216,12 +225,6 @@ class DeliveryAttempt(models.Model):
 
     def __str__(self):
         return f"#{self.number} {self.status_code or self.error}"
-
-    @property
-    def outcome(self) -> str:
-        if self.success is None:
-            return "interrupted" if self.finished_at is None else "unknown"
-        return "ok" if self.success else "failed"
 
 
 class InboxMessage(models.Model):
