@@ -54,7 +54,7 @@ MIDDLEWARE = [
     "denoise_dashboard.nul_guard.refuse_nul",
     # Before anything reads the body or the database: a refused request costs a counter.
     "denoise_dashboard.limits.api.ApiRateLimitMiddleware",
-    "denoise_dashboard.chunked_bodies.measure_chunked_bodies",
+    "denoise_dashboard.request_bodies.read_request_bodies",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Outside the outage middleware: a replica lost mid-request is answered by the primary.
     "denoise_dashboard.replica_reads.ReplicaReadsMiddleware",

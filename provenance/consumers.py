@@ -7,6 +7,8 @@ and, for a trace, only for a trace of that project; foreign origins are refused
 earlier, in the ASGI router.
 """
 
+import asyncio
+
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
@@ -34,6 +36,7 @@ class ScopedConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=REFUSED)
             return
         self.group = self.group_for(found)
+        live.listening_on(asyncio.get_running_loop())
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
 

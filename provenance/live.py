@@ -7,6 +7,13 @@ Publishing must not slow ingest down: with the in-memory layer (embedded
 default) only groups that someone is listening to are sent to; with Redis the
 messages are handed to one long-lived publisher thread and the request returns
 at once.
+
+Neither crosses from the request's thread into the event loop with
+`async_to_sync`: that bridge belongs to the request, and a client that goes
+away mid-request has Django cancel it while the view's thread runs on, so the
+on_commit publish then found its executor gone ("CurrentThreadExecutor already
+quit or is broken"). The in-memory layer's sends are handed to the serving
+loop as a task of its own instead.
 """
 
 import asyncio
@@ -14,7 +21,6 @@ import logging
 import queue
 import threading
 
-from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 logger = logging.getLogger(__name__)
@@ -46,17 +52,26 @@ def publish_ingest(project_pk: int, new_nodes_by_trace: dict[int, list[str]], to
     if isinstance(layer, InMemoryChannelLayer):
         # In-process layer: its queues belong to the serving event loop, so send from it.
         listened = [(group, message) for group, message in messages if layer.groups.get(group)]
-        if listened:
-            _send_now(layer, listened)
+        if listened and _serving_loop is not None:
+            _serving_loop.call_soon_threadsafe(_serving_loop.create_task, _send_all(layer, listened))
         return
     _publisher().put((layer, messages))
 
 
-def _send_now(layer, messages) -> None:
+# The loop the in-memory layer's listeners wait on: a consumer records it when
+# it joins a group, so nothing is listened to before it is known.
+_serving_loop: asyncio.AbstractEventLoop | None = None
+
+
+def listening_on(loop: asyncio.AbstractEventLoop) -> None:
+    global _serving_loop
+    _serving_loop = loop
+
+
+async def _send_all(layer, messages) -> None:
     try:
-        send = async_to_sync(layer.group_send)
         for group, message in messages:
-            send(group, message)
+            await layer.group_send(group, message)
     except Exception:
         # Live updates are a convenience; the data is committed whatever happens here.
         logger.warning("live update failed", exc_info=True)
