@@ -59,6 +59,8 @@ class JSONWithoutContentType(DefaultContentNegotiation):
 
 def require_json(request) -> None:
     """For views that read their own body (ingest): the 415 every endpoint with
-    the JSON parser answers to a body that names another type."""
-    if JSONWithoutContentType().select_parser(request, [JSONParser()]) is None:
+    the JSON parser answers to a body that names another type (as DRF, an
+    empty body is not judged by its type)."""
+    length = request.META.get("CONTENT_LENGTH") or "0"
+    if length != "0" and JSONWithoutContentType().select_parser(request, [JSONParser()]) is None:
         raise UnsupportedMediaType(request.content_type)
