@@ -36,4 +36,5 @@ def rule_json(rule: AlertRule) -> dict:
 
 def event_json(event: AlertEvent) -> dict:
     return {"id": event.pk, "rule_id": event.rule_id, "state": event.state, "at": event.at,
-            "values": load_values(event.values), "muted": event.muted}
+            "values": load_values(event.values), "silenced": event.silenced, "silence_id": event.silence_id,
+            "muted": event.muted, "held_back": event.held_back, "sent_late_at": event.sent_late_at}

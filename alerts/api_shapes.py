@@ -80,5 +80,22 @@ ALERT_EVENT = obj({
     "state": enum("firing", "resolved"),
     "at": DATETIME,
     "values": array(VALUE),
+    "silenced": {**BOOLEAN, "description": "Recorded during a silence (or a mute): nothing was or will be sent."},
+    "silence_id": nullable(INTEGER),
     "muted": BOOLEAN,
+    "held_back": {**BOOLEAN, "description": "Not sent when recorded: storm control (at most one notification "
+                                             "per rule per ALERT_NOTIFY_INTERVAL_SECONDS)."},
+    "sent_late_at": nullable(DATETIME),
 })
+
+SILENCE_INPUT = obj({"rule_id": nullable(INTEGER), "until": DATETIME, "reason": STRING}, required=["until", "reason"])
+
+SILENCE = obj({
+    "id": INTEGER,
+    "rule_id": nullable(INTEGER),
+    "until": DATETIME,
+    "reason": STRING,
+    "created_by": STRING,
+    "created_at": DATETIME,
+    "ended_at": nullable(DATETIME),
+}, required=["id", "rule_id", "until", "reason"])

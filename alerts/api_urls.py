@@ -8,4 +8,6 @@ urlpatterns = [
     path("alerts", api_views.AlertListView.as_view(), name="api-alerts"),
     path("destinations", api_views.SharedDestinationListView.as_view(), name="api-destinations"),
     path("destinations/<int:destination_id>", api_views.SharedDestinationDetailView.as_view(), name="api-destination"),
+    path("silences", api_views.SilenceListView.as_view(), name="api-silences"),
+    path("silences/<int:silence_id>", api_views.SilenceDetailView.as_view(), name="api-silence"),
 ]

@@ -7,9 +7,9 @@ from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from alerts import alert_rules, api_json, api_shapes, shared_destinations
-from alerts.models import AlertEvent, AlertRule, SharedDestination
-from alerts.serializers import AlertRuleSerializer, SharedDestinationSerializer
+from alerts import alert_rules, api_json, api_shapes, shared_destinations, silences
+from alerts.models import AlertEvent, AlertRule, SharedDestination, Silence
+from alerts.serializers import AlertRuleSerializer, SharedDestinationSerializer, SilenceSerializer
 from provenance.api.errors import invalid_body
 from provenance.api.openapi import array
 
@@ -148,4 +148,32 @@ class SharedDestinationDetailView(AlertApiView):
                    responses={204: OpenApiResponse(description="Deleted.")}, tags=["alerts"])
     def delete(self, request, destination_id):
         self.destination_or_404(destination_id).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class SilenceListView(AlertApiView):
+    @extend_schema(operation_id="silences_list", summary="Active silences",
+                   responses={200: array(api_shapes.SILENCE)}, tags=["alerts"])
+    def get(self, request):
+        return Response([silences.as_json(s) for s in silences.active(request.user.project)])
+
+    @extend_schema(operation_id="silences_create", summary="Silence one rule, or every rule of the project",
+                   description="While it is active, rules still change state and their alert events are recorded "
+                               "with `silenced: true`, but nothing is delivered, then or later.",
+                   request={"application/json": api_shapes.SILENCE_INPUT}, responses={201: api_shapes.SILENCE},
+                   tags=["alerts"])
+    def post(self, request):
+        serializer = SilenceSerializer(data=request.data, context={"project": request.user.project})
+        if not serializer.is_valid():
+            return invalid(serializer.errors)
+        created = silences.create(request.user.project, serializer.validated_data, str(request.user))
+        return Response(silences.as_json(created), status=status.HTTP_201_CREATED)
+
+
+class SilenceDetailView(AlertApiView):
+    @extend_schema(operation_id="silences_destroy", summary="End a silence now",
+                   responses={204: OpenApiResponse(description="Ended.")}, tags=["alerts"])
+    def delete(self, request, silence_id):
+        found = get_object_or_404(Silence, project=request.user.project, pk=silence_id, ended_at__isnull=True)
+        silences.end(found, str(request.user))
         return Response(status=status.HTTP_204_NO_CONTENT)

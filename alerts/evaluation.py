@@ -20,7 +20,7 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.db.models import Q
 
-from alerts import delivery, notifications
+from alerts import delivery, notifications, silences, storm
 from alerts.conditions import (
     EVAL_ACCURACY,
     HEALTH_FINDINGS,
@@ -132,15 +132,48 @@ def _claim_rules(now: datetime) -> list[AlertRule]:
     )
 
 
-def _event(rule: AlertRule, kind: str, conditions: list[Condition], result: RuleResult, now) -> AlertEvent:
+def _event(rule: AlertRule, kind: str, conditions: list[Condition], result: RuleResult, now,
+           silence) -> AlertEvent:
     # Example traces come from the window of the first condition that held (or the first one).
     shown = next((c for c, held in zip(conditions, result.holds) if held), conditions[0])
     return AlertEvent(
         project=rule.project, rule=rule, state=kind, at=now,
         values=[{"metric": c.metric, "value": store_value(v)} for c, v in zip(conditions, result.values)],
         window_start=now - shown.window, example_filters=shown.filters.dimensions,
-        muted=rule.is_muted(now),
+        muted=rule.is_muted(now), silence=silence,
     )
+
+
+def _notify(rules: list[AlertRule], events: list[AlertEvent], now, silenced: silences.Active) -> list[AlertEvent]:
+    """Which events go out now (alerts/storm.py): new ones that are not silenced
+    nor held back, and the newest held-back one of each rule whose state its
+    destinations were not told and that is no longer held."""
+    sending = []
+    fresh = {event.rule_id for event in events}
+    for event in events:
+        if event.silenced:
+            continue
+        if storm.on_event(event.rule, event, now).send:
+            sending.append(event)
+        else:
+            event.held_back = True
+    stale = [r for r in rules if r.pk not in fresh and not r.is_muted(now) and silenced.for_rule(r) is None
+             and storm.needs_catch_up(r, now)]
+    if stale:
+        late = {}
+        # Only storm control's held-back events: a silenced one is never sent later.
+        for event in (AlertEvent.objects.filter(rule__in=stale, held_back=True, sent_late_at__isnull=True)
+                      .select_related("rule__project").order_by("rule_id", "-at", "-pk")):
+            late.setdefault(event.rule_id, event)
+        by_pk = {r.pk: r for r in stale}
+        for rule_id, event in late.items():
+            rule = by_pk[rule_id]
+            if event.state == storm.told_state(rule):
+                event.rule, event.sent_late_at = rule, now
+                rule.notified_state, rule.notified_at = event.state, now
+                sending.append(event)
+        AlertEvent.objects.filter(pk__in=[e.pk for e in sending if e.sent_late_at]).update(sent_late_at=now)
+    return sending
 
 
 def _save_states(rules: list[AlertRule]) -> None:
@@ -149,18 +182,21 @@ def _save_states(rules: list[AlertRule]) -> None:
     costs more than the whole evaluation at a few hundred rules)."""
     if not rules:
         return
-    columns = ("state", "pending_since", "last_evaluated_at", "last_holding", "last_values")
-    rows = [(r.pk, r.state, r.pending_since, r.last_evaluated_at, r.last_holding, json.dumps(r.last_values))
-            for r in rules]
+    columns = ("state", "pending_since", "last_evaluated_at", "last_holding", "last_values", "notified_state",
+               "notified_at")
+    rows = [(r.pk, r.state, r.pending_since, r.last_evaluated_at, r.last_holding, json.dumps(r.last_values),
+             r.notified_state, r.notified_at) for r in rules]
     table = AlertRule._meta.db_table
     with connection.cursor() as cursor:
         if is_postgres():
             cursor.execute(
                 f"UPDATE {table} AS r SET state = u.state, pending_since = u.pending_since, "
                 "last_evaluated_at = u.last_evaluated_at, last_holding = u.last_holding, "
-                "last_values = u.last_values::jsonb "
+                "last_values = u.last_values::jsonb, notified_state = u.notified_state, "
+                "notified_at = u.notified_at "
                 "FROM unnest(%s::bigint[], %s::text[], %s::timestamptz[], %s::timestamptz[], %s::boolean[], "
-                "%s::text[]) AS u(id, state, pending_since, last_evaluated_at, last_holding, last_values) "
+                "%s::text[], %s::text[], %s::timestamptz[]) AS u(id, state, pending_since, last_evaluated_at, "
+                "last_holding, last_values, notified_state, notified_at) "
                 "WHERE r.id = u.id",
                 [list(column) for column in zip(*rows)],
             )
@@ -168,8 +204,8 @@ def _save_states(rules: list[AlertRule]) -> None:
             adapt = connection.ops.adapt_datetimefield_value
             assignments = ", ".join(f"{column} = %s" for column in columns)
             cursor.executemany(f"UPDATE {table} SET {assignments} WHERE id = %s",
-                               [(state, adapt(pending), adapt(evaluated), holding, values, pk)
-                                for pk, state, pending, evaluated, holding, values in rows])
+                               [(state, adapt(pending), adapt(evaluated), holding, values, told, adapt(told_at), pk)
+                                for pk, state, pending, evaluated, holding, values, told, told_at in rows])
 
 
 def evaluate(now: datetime) -> list[int]:
@@ -180,6 +216,7 @@ def evaluate(now: datetime) -> list[int]:
         by_project = defaultdict(list)
         for rule in rules:
             by_project[rule.project_id].append(rule)
+        silenced = silences.Active(by_project, now)
         events = []
         for project_rules in by_project.values():
             parsed = [[Condition.from_json(c) for c in rule.conditions] for rule in project_rules]
@@ -191,10 +228,11 @@ def evaluate(now: datetime) -> list[int]:
                 rule.last_values = [{"metric": c.metric, "value": store_value(v)}
                                     for c, v in zip(conditions, result.values)]
                 if transition.notify:
-                    events.append(_event(rule, transition.notify, conditions, result, now))
+                    events.append(_event(rule, transition.notify, conditions, result, now, silenced.for_rule(rule)))
+        sending = _notify(rules, events, now, silenced)
         _save_states(rules)
         AlertEvent.objects.bulk_create(events)
-        deliveries = notifications.create_deliveries([e for e in events if not e.muted])
+        deliveries = notifications.create_deliveries(sending)
     return [d.pk for d in deliveries]
 
 

@@ -35,6 +35,9 @@ class AlertRule(models.Model):
     last_evaluated_at = models.DateTimeField(null=True, blank=True)
     last_values = models.JSONField(default=list, help_text="[{metric, value}] from the last evaluation.")
     last_holding = models.BooleanField(null=True)
+    # What the destinations were last told, and when (storm control: alerts/storm.py).
+    notified_state = models.CharField(max_length=8, default="resolved")
+    notified_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["name", "pk"]
@@ -136,6 +139,11 @@ class AlertEvent(models.Model):
     example_filters = models.JSONField(default=dict)
     example_trace_ids = models.JSONField(null=True, blank=True, help_text="Found when first shown.")
     muted = models.BooleanField(default=False, help_text="Recorded while the rule was muted: nothing was sent.")
+    silence = models.ForeignKey("Silence", models.SET_NULL, null=True, blank=True, related_name="events",
+                                help_text="The silence active when it was recorded: nothing was sent, ever.")
+    held_back = models.BooleanField(default=False, help_text="Not sent when recorded: storm control.")
+    sent_late_at = models.DateTimeField(null=True, blank=True,
+                                        help_text="Held back, then sent because the state it reports still held.")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -147,6 +155,36 @@ class AlertEvent(models.Model):
 
     def __str__(self):
         return f"{self.rule_id} {self.state} {self.at:%Y-%m-%d %H:%M}"
+
+    @property
+    def silenced(self) -> bool:
+        """Recorded while the rule was muted or silenced: never delivered."""
+        return self.muted or self.silence_id is not None
+
+
+class Silence(models.Model):
+    """Nothing is delivered for its rule (or, with no rule, every rule of the
+    project) until `until` or until it is ended; state changes are still recorded."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="silences")
+    rule = models.ForeignKey(AlertRule, models.CASCADE, null=True, blank=True, related_name="silences")
+    until = models.DateTimeField()
+    reason = models.CharField(max_length=500)
+    created_by = models.CharField(max_length=200, help_text="The key or the person.")
+    created_at = models.DateTimeField(default=timezone.now)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    ended_by = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        ordering = ["until", "pk"]
+        indexes = [models.Index(fields=["project", "until"], name="silence_active",
+                                condition=Q(ended_at__isnull=True))]
+
+    def __str__(self):
+        return f"silence of {self.rule_id or 'every rule'} until {self.until:%Y-%m-%d %H:%M}"
+
+    def is_active(self, now) -> bool:
+        return self.ended_at is None and self.until > now
 
 
 def new_webhook_id() -> str:

@@ -4,6 +4,7 @@ rule builder alike. Each destination kind validates its own config."""
 import math
 
 from django.conf import settings
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -19,9 +20,10 @@ from alerts.conditions import (
     RULE_METRICS,
     parse_duration,
 )
-from alerts.models import SharedDestination
+from alerts.models import AlertRule, SharedDestination
 from alerts.transports import TRANSPORTS
 from alerts.transports.safe_http import UnsafeDestination, check_url
+from provenance.api.params import TimestampField
 
 MAX_CONDITIONS = 20
 MAX_DESTINATIONS = 10
@@ -299,3 +301,23 @@ class AlertRuleSerializer(serializers.Serializer):
         if validate_duration(value) > MAX_WINDOW_SECONDS:
             raise serializers.ValidationError("must be at most 31d")
         return value.strip()
+
+
+class SilenceSerializer(StrictSerializer):
+    """`{"rule_id"?: int, "until": ISO8601, "reason": str}`; no rule_id: every rule of the project."""
+
+    rule_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    until = TimestampField()
+    reason = serializers.CharField(max_length=500)
+
+    def validate_rule_id(self, value):
+        if value is not None and not AlertRule.objects.filter(project=self.context["project"], pk=value).exists():
+            raise serializers.ValidationError("no alert rule of this project has this id")
+        return value
+
+    def validate_until(self, value):
+        if value <= timezone.now():
+            raise serializers.ValidationError("must be in the future")
+        if value.year >= 2200:
+            raise serializers.ValidationError("must be before 2200")
+        return value

@@ -20,6 +20,8 @@ urlpatterns = [
     path("<slug:slug>/<int:rule_id>/destinations/<int:destination_id>/test/", views.destination_test,
          name="destination-test"),
     path("<slug:slug>/destinations/", views.destinations, name="destinations"),
+    path("<slug:slug>/silences/", views.silence_list, name="silences"),
+    path("<slug:slug>/silences/<int:silence_id>/end/", views.silence_end, name="silence-end"),
     path("<slug:slug>/destinations/<int:destination_id>/delete/", views.destination_delete,
          name="destination-delete"),
     path("<slug:slug>/destinations/<int:destination_id>/enable/", views.shared_destination_enable,

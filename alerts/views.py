@@ -11,10 +11,19 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
-from alerts import alert_rules, builder, delivery, evaluation, examples, notifications, shared_destinations
+from alerts import alert_rules, builder, delivery, evaluation, examples, notifications, shared_destinations, silences
 from alerts.conditions import FILTER_KEYS, MATCHES, OPS, RATE_METRICS, RULE_METRICS, load_values
-from alerts.models import AlertEvent, AlertRule, Delivery, DeliveryAttempt, Destination, InboxMessage, SharedDestination
-from alerts.serializers import AlertRuleSerializer, SharedDestinationSerializer
+from alerts.models import (
+    AlertEvent,
+    AlertRule,
+    Delivery,
+    DeliveryAttempt,
+    Destination,
+    InboxMessage,
+    SharedDestination,
+    Silence,
+)
+from alerts.serializers import AlertRuleSerializer, SharedDestinationSerializer, SilenceSerializer
 from alerts.tasks import send_after_commit
 from alerts.transports.inbox import verified
 from metrics.filter_options import filter_options
@@ -42,8 +51,12 @@ def _preview(project, rule_data: dict) -> dict:
 @login_required
 def rule_list(request, slug):
     project = project_for_user_or_404(request.user, slug)
-    found = AlertRule.objects.filter(project=project).prefetch_related("destinations__shared")
-    return render(request, "alerts/rule_list.html", {"project": project, "rules": found})
+    found = list(AlertRule.objects.filter(project=project).prefetch_related("destinations__shared"))
+    active = silences.Active([project.pk], timezone.now())
+    for rule in found:
+        rule.active_silence = active.for_rule(rule)
+    return render(request, "alerts/rule_list.html", {"project": project, "rules": found,
+                                                     "project_silence": active.project_wide.get(project.pk)})
 
 
 def _builder(request, project, rule: AlertRule | None):
@@ -103,7 +116,7 @@ def rule_detail(request, slug, rule_id):
         .prefetch_related(Prefetch("attempts", queryset=DeliveryAttempt.objects.order_by("number")))
         .order_by("-created_at", "-pk")[:DELIVERIES_SHOWN]
     )
-    events = list(AlertEvent.objects.filter(rule=rule).order_by("-at", "-pk")[:20])
+    events = list(AlertEvent.objects.filter(rule=rule).select_related("silence").order_by("-at", "-pk")[:20])
     for event in events:
         event.shown_values = load_values(event.values)
     destinations = list(rule.destinations.select_related("shared"))
@@ -119,7 +132,8 @@ def rule_detail(request, slug, rule_id):
 @login_required
 def history(request, slug):
     project = project_for_user_or_404(request.user, slug)
-    events = list(AlertEvent.objects.filter(project=project).select_related("rule").order_by("-at", "-pk")[:HISTORY_SIZE])
+    events = list(AlertEvent.objects.filter(project=project).select_related("rule", "silence")
+                  .order_by("-at", "-pk")[:HISTORY_SIZE])
     examples.with_example_traces(events)
     for event in events:
         event.shown_values = load_values(event.values)
@@ -283,3 +297,39 @@ def shared_destination_enable(request, slug, destination_id):
     shared_destinations.enable(found)
     messages.success(request, f"Destination {found.name!r} enabled again.")
     return redirect("alerts:destinations", project.slug)
+
+
+@login_required
+def silence_list(request, slug):
+    """Silences: add one (a rule or every rule, an end, a reason), end one, see the recent ones."""
+    project = project_for_user_or_404(request.user, slug)
+    errors, typed = None, {"rule_id": "", "minutes": "60", "until": "", "reason": ""}
+    if request.method == "POST":
+        typed = {key: request.POST.get(key, "").strip() for key in typed}
+        until = typed["until"]
+        if not until and typed["minutes"].isdigit():
+            until = (timezone.now() + timedelta(minutes=int(typed["minutes"]))).isoformat()
+        serializer = SilenceSerializer(data={"rule_id": int(typed["rule_id"]) if typed["rule_id"].isdigit() else None,
+                                             "until": until, "reason": typed["reason"]},
+                                       context={"project": project})
+        if serializer.is_valid():
+            created = silences.create(project, serializer.validated_data, request.user.get_username())
+            messages.success(request, f"Silenced until {created.until:%Y-%m-%d %H:%M} UTC.")
+            return redirect("alerts:silences", project.slug)
+        errors = flatten_errors(serializer.errors)
+    now = timezone.now()
+    recent = list(Silence.objects.filter(project=project).select_related("rule").order_by("-created_at")[:50])
+    return render(request, "alerts/silences.html", {
+        "project": project, "active": [s for s in recent if s.is_active(now)],
+        "past": [s for s in recent if not s.is_active(now)], "errors": errors, "typed": typed,
+        "rules": AlertRule.objects.filter(project=project), "durations": MUTE_CHOICES,
+    })
+
+
+@login_required
+@require_POST
+def silence_end(request, slug, silence_id):
+    project = project_for_user_or_404(request.user, slug)
+    silences.end(get_object_or_404(Silence, project=project, pk=silence_id), request.user.get_username())
+    messages.success(request, "Silence ended: notifications go out again from the next state change.")
+    return redirect("alerts:silences", project.slug)

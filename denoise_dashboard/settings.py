@@ -351,3 +351,6 @@ DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "denoise@localhost")
 # Where PagerDuty destinations post their events (the operator's choice, so not
 # held to the private-address guard).
 PAGERDUTY_EVENTS_URL = envurl("PAGERDUTY_EVENTS_URL", "https://events.pagerduty.com/v2/enqueue")
+# Storm control: a rule notifies at most once per state change and at most once
+# in this many seconds; what is held back is recorded (alerts/storm.py).
+ALERT_NOTIFY_INTERVAL_SECONDS = envint("ALERT_NOTIFY_INTERVAL_SECONDS", 300, minimum=0)
