@@ -13,7 +13,7 @@ def firing_rules_were_told(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('alerts', '0005_project_in_tenancy'),
+        ('alerts', '0006_attempt_status'),
         ('tenancy', '0001_initial'),
     ]
 
