@@ -109,10 +109,11 @@ def run(database: str, nodes: int, runs: int) -> None:
             return response
         return call
 
+    # What the trace page fetches (through the API with its session since the page reads /api/v1).
     page_urls = {
-        "root-cause": "/p/bench/traces/big/root-cause.json?id=final",
-        "impact": "/p/bench/traces/big/impact.json?id=question",
-        "graph.json": "/p/bench/traces/big/graph.json",
+        "root-cause": "/api/v1/traces/big/nodes/final/root-cause?view=explorer&project=bench",
+        "impact": "/api/v1/traces/big/nodes/question/impact?view=explorer&project=bench",
+        "graph.json": "/api/v1/traces/big/graph?project=bench",
     }
     cases = {name: getter(page, url) for name, url in page_urls.items()}
     cases["api small"] = getter(api, "/api/v1/traces/small")

@@ -1,6 +1,7 @@
 """What the trace explorer shows: list rows, the graph with its layout, a node's
 details, its root causes and its blast radius, as plain data for the pages,
-their JSON endpoints and the live updates.
+the API the trace page reads (`/api/v1/traces/{id}/graph`, and `?view=explorer`
+on a node, its root cause and its impact) and the live updates.
 
 Every function takes the project the requester may see and only reads through
 it. Agent-supplied strings pass through untouched: the pages' scripts put them
@@ -19,7 +20,7 @@ from provenance.layout import depths as layout_depths
 from provenance.models import Node, Trace
 from provenance.timestamps import utc_iso
 from provenance.validation import MAX_DEPTH
-from provenance.vocabulary import ANOMALOUS, FUSED, FuseDecision
+from provenance.vocabulary import ANOMALOUS, FUSED, FuseDecision, decision_name
 from tenancy.models import Project
 
 
@@ -81,6 +82,24 @@ class GraphView:
     focus: str = ""
     hops: int | None = None
     fold: bool | None = None  # None: fold when the trace is large
+
+    @classmethod
+    def from_query(cls, params) -> "GraphView":
+        """`?expand=<cluster>&reveal=<node>&focus=<node>&hops=<n|all>&fold=0|1`
+        (a QueryDict); ValueError naming the parameter when malformed."""
+        hops = params.get("hops", "all")
+        if hops == "all":
+            hops = None
+        elif not hops.isdigit() or not 1 <= int(hops) <= 10_000:
+            raise ValueError("hops: a whole number from 1 to 10000, or all")
+        fold = params.get("fold")
+        if fold not in (None, "0", "1"):
+            raise ValueError("fold: 0 or 1")
+        return cls(
+            expanded=set(params.getlist("expand")), reveal=set(params.getlist("reveal")),
+            focus=params.get("focus", ""), hops=None if hops is None else int(hops),
+            fold=None if fold is None else fold == "1",
+        )
 
 
 def graph(project: Project, trace: Trace, view: GraphView | None = None) -> dict:
@@ -409,6 +428,7 @@ def node_detail(project: Project, node: Node) -> dict:
         "confidence_scale": node.confidence_scale,
         "confidence_color": colors.confidence_color(node.confidence),
         "fused": node.fused,
+        "fuse_decision": decision_name(node.fuse_state),
         "fuse_state": FuseDecision(node.fuse_state).label,
         "status": node.status,
         "round": node.round,
@@ -430,6 +450,7 @@ def node_detail(project: Project, node: Node) -> dict:
              "timestamp": utc_iso(review.timestamp)}
             for review in explorer_reads.reviews_of(node, is_final)
         ],
+        "parent_ids": [pid for pid, _ in parents],
         "parents": [neighbour(project, trace_id, pid, row) for pid, row in parents],
         "children": [neighbour(project, trace_id, row["product_id"], row) for row in children],
     }

@@ -128,6 +128,31 @@ IMPACT = obj({
     "nodes": array(obj({"product_id": STRING, "trace_id": STRING})),
 })
 
+COLUMNS = {"type": "object", "additionalProperties": array({}),
+           "description": "Parallel columns: the k-th entry of each is the k-th item's."}
+GRAPH = obj(
+    {
+        "trace_id": STRING,
+        "threshold": SHARE,
+        "colorscale": array(array({})),
+        "total": {**INTEGER, "description": "The trace's stored nodes."},
+        "folded": BOOLEAN,
+        "focus": nullable(obj({"product_id": STRING, "hops": nullable(INTEGER), "count": INTEGER})),
+        "summary": FREE_OBJECT,
+        "nodes": {**COLUMNS, "description": "The nodes drawn on their own: id, agent, step, source, confidence, "
+                                            "fused, error, x, y."},
+        "external": {**COLUMNS, "description": "Parents outside the trace (another trace, or not arrived)."},
+        "clusters": {**COLUMNS, "description": "Runs of nodes folded into one mark."},
+        "hidden": {**COLUMNS, "description": "The folded nodes and the cluster each is in."},
+        "edges": {**array(INTEGER), "description": "Index pairs over nodes, then external nodes, then clusters."},
+        "retries": {**array(INTEGER), "description": "Index pairs (attempt, its retry) over the drawn nodes."},
+        "layers": array(STRING),
+        "columns": INTEGER,
+    },
+    description="The trace page's drawing: a layered layout (x: depth, y: order in the layer); "
+                "a large trace folded into clusters unless `fold=0`.",
+)
+
 HEALTH_REPORT = obj(
     {
         "checked_at": nullable(DATETIME),

@@ -19,6 +19,7 @@ urlpatterns = [
     path("traces/<path:trace_id>/nodes/<path:product_id>/root-cause", trace_views.RootCauseView.as_view(), name="api-root-cause"),
     path("traces/<path:trace_id>/nodes/<path:product_id>/impact", trace_views.ImpactView.as_view(), name="api-impact"),
     path("traces/<path:trace_id>/nodes/<path:product_id>", trace_views.NodeDetailView.as_view(), name="api-node"),
+    path("traces/<path:trace_id>/graph", trace_views.TraceGraphView.as_view(), name="api-trace-graph"),
     path("traces/<path:trace_id>", trace_views.TraceDetailView.as_view(), name="api-trace"),
     path("project", project_views.ProjectView.as_view(), name="api-project"),
     path("health/latest", health_views.LatestHealthView.as_view(), name="api-health-latest"),

@@ -59,8 +59,17 @@
     document.getElementById(id).hidden = !visible;
   }
 
-  function withId(url, productId) {
-    return url + "?" + new URLSearchParams({id: productId}).toString();
+  // The page reads the API with its session, for this page's project: the
+  // trace's graph, and under the trace's address `/nodes/<id>[/root-cause|/impact]`.
+  function forProject(url, params) {
+    const query = new URLSearchParams(params || {});
+    query.set("project", root.dataset.project);
+    return url + "?" + query.toString();
+  }
+
+  function nodeApiUrl(productId, suffix) {
+    return forProject(root.dataset.apiUrl + "/nodes/" + encodeURIComponent(productId) + (suffix || ""),
+                      {view: "explorer"});
   }
 
   function fetchJSON(url) {
@@ -400,8 +409,7 @@
       params.set("focus", state.view.focus);
       params.set("hops", state.view.hops);
     }
-    const query = params.toString();
-    return root.dataset.graphUrl + (query ? "?" + query : "");
+    return forProject(root.dataset.graphUrl, params);
   }
 
   // The header's figures, from the graph's `summary` or a live message's `trace`
@@ -548,7 +556,7 @@
       showExternal(i - nodeCount());
       return;
     }
-    fetchJSON(withId(root.dataset.nodeUrl, productId)).then(showNode).catch(function (error) {
+    fetchJSON(nodeApiUrl(productId)).then(showNode).catch(function (error) {
       showMessage(productId, error.message);
     });
   }
@@ -834,10 +842,10 @@
     });
   }
 
-  function analyse(url, kind, highlight, render) {
+  function analyse(suffix, kind, highlight, render) {
     if (!state.selected) return;
     const asked = state.selected;
-    fetchJSON(withId(url, asked)).then(function (answer) {
+    fetchJSON(nodeApiUrl(asked, suffix)).then(function (answer) {
       if (asked !== state.selected) return;
       highlight(answer);
       render(answer);
@@ -851,12 +859,12 @@
   function whyWrong() {
     // The page's address then shows the answer too: a link a person can share.
     history.replaceState(null, "", "?" + new URLSearchParams({analyze: state.selected}).toString());
-    analyse(root.dataset.rootCauseUrl, "cause", highlightCauses, showCauses);
+    analyse("/root-cause", "cause", highlightCauses, showCauses);
   }
 
   document.getElementById("why-wrong").addEventListener("click", whyWrong);
   document.getElementById("what-broke").addEventListener("click", function () {
-    analyse(root.dataset.impactUrl, "impact", highlightImpact, showImpact);
+    analyse("/impact", "impact", highlightImpact, showImpact);
   });
   clearButton.addEventListener("click", function () {
     state.highlight = null;
@@ -927,7 +935,7 @@
     if (state.selected) select(state.selected, {keepUrl: true});
     // Opened from an aggregate (`?analyze=`): the answer's root cause, shown at once.
     if (root.dataset.analyze && state.selected === root.dataset.analyze) {
-      analyse(root.dataset.rootCauseUrl, "cause", highlightCauses, showCauses);
+      analyse("/root-cause", "cause", highlightCauses, showCauses);
     }
   }).catch(function (error) {
     statusBox.hidden = false;

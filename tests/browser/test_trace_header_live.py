@@ -24,7 +24,7 @@ def test_the_header_follows_the_websocket_message(asgi_live_server, tenant, watc
     assert page.inner_text("#stat-final").strip() == "0.70"
 
     # From now on the graph cannot be fetched again: only the message can bring the figures.
-    page.route("**/graph.json*", lambda route: route.abort())
+    page.route("**/graph?*", lambda route: route.abort())
     server.ingest(key, node_event("second-final", "ticket-9", parents=["final"], seconds=3600, agent_id="answerer",
                                   source_type="final_answer", confidence=0.05))
     page.wait_for_function("() => document.getElementById('stat-nodes').textContent === '7'")

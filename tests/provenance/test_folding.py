@@ -16,7 +16,7 @@ def run(ingest):
 
 
 def graph(member, query=""):
-    response = member.get(f"/p/acme/traces/run/graph.json{query}")
+    response = member.get(f"/api/v1/traces/run/graph{query}")
     assert response.status_code == 200, response.content
     return response.json()
 
@@ -43,7 +43,7 @@ def test_an_expanded_cluster_is_drawn_node_by_node(member, run):
     g = graph(member)
     biggest = max(range(len(g["clusters"]["id"])), key=lambda k: g["clusters"]["count"][k])
     key, count = g["clusters"]["id"][biggest], g["clusters"]["count"][biggest]
-    opened = member.get("/p/acme/traces/run/graph.json", {"expand": key}).json()
+    opened = member.get("/api/v1/traces/run/graph", {"expand": key}).json()
     assert key not in opened["clusters"]["id"]
     assert len(opened["nodes"]["id"]) == len(g["nodes"]["id"]) + count
     assert opened["clusters"]["id"] == [c for c in g["clusters"]["id"] if c != key]
@@ -52,7 +52,7 @@ def test_an_expanded_cluster_is_drawn_node_by_node(member, run):
 def test_a_revealed_node_is_drawn_out_of_its_fold(member, run):
     g = graph(member)
     hidden = g["hidden"]["id"][0]
-    shown = member.get("/p/acme/traces/run/graph.json", {"reveal": hidden}).json()
+    shown = member.get("/api/v1/traces/run/graph", {"reveal": hidden}).json()
     assert hidden in shown["nodes"]["id"] and hidden not in shown["hidden"]["id"]
 
 
@@ -68,13 +68,13 @@ def test_focus_keeps_ancestors_and_consumers_within_the_hops(member, run):
 
 @pytest.mark.parametrize("query", ["?hops=0", "?hops=many", "?fold=yes", "?hops=-1"])
 def test_malformed_view_parameters_are_a_clear_400(member, run, query):
-    response = member.get(f"/p/acme/traces/run/graph.json{query}")
+    response = member.get(f"/api/v1/traces/run/graph{query}")
     assert response.status_code == 400
     assert response.json()["error"]
 
 
 def test_the_root_cause_path_folds_its_ordinary_stretches(member, run):
-    answer = member.get("/p/acme/traces/run/root-cause.json?id=final").json()
+    answer = member.get("/api/v1/traces/run/nodes/final/root-cause?view=explorer").json()
     assert [c["product_id"] for c in answer["root_causes"]] == ["frag-c"]
     steps = answer["path_steps"]
     assert steps[0] == {"product_id": "frag-c", "reason": "low_confidence"}
@@ -90,10 +90,10 @@ def test_root_cause_and_impact_of_a_large_trace_cost_a_fixed_number_of_queries(m
     # session, user, project, trace, node; the trace's edges and nodes (and its
     # consumers elsewhere, for impact); homes of the causes, block reasons.
     with django_assert_max_num_queries(10):
-        answer = member.get("/p/acme/traces/run/root-cause.json?id=final").json()
+        answer = member.get("/api/v1/traces/run/nodes/final/root-cause?view=explorer").json()
     assert [c["product_id"] for c in answer["root_causes"]] == ["frag-c"]
     with django_assert_max_num_queries(10):
-        impact = member.get("/p/acme/traces/run/impact.json?id=question").json()
+        impact = member.get("/api/v1/traces/run/nodes/question/impact?view=explorer").json()
     assert len(impact["descendants"]) == 1199
     with django_assert_max_num_queries(8):
-        assert member.get("/p/acme/traces/run/graph.json").json()["total"] == 1200
+        assert member.get("/api/v1/traces/run/graph").json()["total"] == 1200

@@ -173,7 +173,7 @@ def test_a_nul_in_an_api_path_is_404(api, ingest, url):
 
 @pytest.mark.parametrize(
     "url",
-    ["/p/acme/traces/t%00/", "/p/acme/traces/t1%00/graph.json", "/p/acme%00/traces/", "/alerts/acme/1%00/"],
+    ["/p/acme/traces/t%00/", "/api/v1/traces/t1%00/graph", "/p/acme%00/traces/", "/alerts/acme/1%00/"],
 )
 def test_a_nul_in_a_page_path_is_404(member, ingest, url):
     ingest(node_event("p1"))
@@ -182,7 +182,8 @@ def test_a_nul_in_a_page_path_is_404(member, ingest, url):
 
 
 @pytest.mark.parametrize(
-    "url", ["/p/acme/traces/t1/node.json?id=p%001", "/p/acme/traces/t1/root-cause.json?id=%00",
+    "url", ["/api/v1/traces/t1/nodes/p1?view=explorer&project=%00",
+            "/api/v1/traces/t1/nodes/p1/root-cause?view=%00",
             "/p/acme/traces/?agent_id=%00", "/metrics/acme/?step=a%00"],
 )
 def test_a_nul_in_a_page_query_parameter_is_400(member, ingest, url):
@@ -227,8 +228,8 @@ def test_a_stored_year_one_timestamp_does_not_break_the_api(project, api, ingest
 
 @pytest.mark.parametrize(
     "url",
-    ["/p/acme/traces/", "/p/acme/traces/t1/", "/p/acme/traces/t1/graph.json", "/p/acme/traces/t1/node.json?id=old",
-     "/p/acme/traces/t1/root-cause.json?id=old", "/p/acme/bad-answers/"],
+    ["/p/acme/traces/", "/p/acme/traces/t1/", "/api/v1/traces/t1/graph", "/api/v1/traces/t1/nodes/old?view=explorer",
+     "/api/v1/traces/t1/nodes/old/root-cause?view=explorer", "/p/acme/bad-answers/"],
 )
 def test_a_stored_year_one_timestamp_does_not_break_the_pages(project, member, ingest, url):
     store_year_one(project, ingest)
@@ -256,7 +257,7 @@ def test_stored_deep_metadata_does_not_break_the_node_reads(project, api, member
     store_deep_metadata(project, ingest, depth)
 
     assert api.get("/api/v1/traces/t1/nodes/deep").status_code == 200
-    page_json = member.get("/p/acme/traces/t1/node.json?id=deep")
+    page_json = member.get("/api/v1/traces/t1/nodes/deep?view=explorer")
     assert page_json.status_code == 200
     assert "nested deeper than" in page_json.content.decode()
 

@@ -28,7 +28,7 @@ def test_a_retry_is_drawn_linked_to_the_attempt_it_retries(member, ingest):
     ingest(node_event("q", "t"), node_event("a", "t", parents=["q"], confidence=0.2), fuse_event("a", trace_id="t"),
            node_event("a-2", "t", seconds=1, retry_of="a", attempt=2, confidence=0.9),
            node_event("answer", "t", parents=["a-2"], seconds=2))
-    graph = member.get("/p/acme/traces/t/graph.json").json()
+    graph = member.get("/api/v1/traces/t/graph").json()
     ids = graph["nodes"]["id"]
     retries = graph["retries"]
     assert [(ids[retries[k]], ids[retries[k + 1]]) for k in range(0, len(retries), 2)] == [("a", "a-2")]

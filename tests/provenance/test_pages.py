@@ -17,7 +17,7 @@ def test_pages_need_a_login(client, project):
     response = client.get("/p/acme/traces/")
     assert response.status_code == 302
     assert response["Location"].startswith("/login/")
-    assert client.get("/p/acme/traces/t1/graph.json").status_code == 401
+    assert client.get("/api/v1/traces/t1/graph?project=acme").status_code == 401
 
 
 def test_login_page_signs_a_member_in_and_lands_on_their_project(client, member_user):
@@ -138,7 +138,7 @@ def test_trace_page_carries_a_nonce_csp_and_no_inline_script(member, ingest):
 def test_graph_endpoint_returns_nodes_edges_and_layout(member, ingest):
     ingest(*bad_answer_trace("t1"), node_event("elsewhere", "t0", seconds=-5),
            node_event("late-consumer", "t1", parents=["elsewhere", "never-arrived"], seconds=6))
-    graph = member.get("/p/acme/traces/t1/graph.json").json()
+    graph = member.get("/api/v1/traces/t1/graph").json()
     nodes = graph["nodes"]
     assert nodes["id"] == ["q", "frag-ok", "frag-bad", "concl", "check", "final", "late-consumer"]
     at = {pid: i for i, pid in enumerate(nodes["id"])}
@@ -162,14 +162,14 @@ def test_graph_endpoint_query_count_is_fixed(member, ingest, django_assert_num_q
     ingest(*big, node_event("outside", "other"))
     # session, user, project, trace, nodes, edges, homes of outside parents
     with django_assert_num_queries(7):
-        assert len(member.get("/p/acme/traces/big/graph.json").json()["nodes"]["id"]) == 301
+        assert len(member.get("/api/v1/traces/big/graph").json()["nodes"]["id"]) == 301
     with django_assert_num_queries(6):  # no parent outside the trace: no lookup of their homes
-        member.get("/p/acme/traces/small/graph.json")
+        member.get("/api/v1/traces/small/graph")
 
 
 def test_node_endpoint_details_a_node(member, ingest):
     ingest(*bad_answer_trace("t1"), node_event("reuse", "t2", parents=["frag-bad"], seconds=9))
-    node = member.get("/p/acme/traces/t1/node.json?id=frag-bad").json()
+    node = member.get("/api/v1/traces/t1/nodes/frag-bad?view=explorer").json()
     assert node["content"] == "Sydney is the capital."
     assert node["raw_input"] == "query: capital"
     assert node["metrics"] == {"retrieval_similarity": 0.45}
@@ -180,21 +180,21 @@ def test_node_endpoint_details_a_node(member, ingest):
     assert set(children) == {"concl", "reuse"}
     assert children["reuse"]["other_trace"] is True
     assert children["reuse"]["url"] == "/p/acme/traces/t2/?node=reuse"
-    final = member.get("/p/acme/traces/t1/node.json?id=final").json()
+    final = member.get("/api/v1/traces/t1/nodes/final?view=explorer").json()
     assert final["is_final"] is True
     assert [r["verdict"] for r in final["reviews"]] == ["incorrect"]
 
 
 def test_node_endpoint_needs_a_node_of_this_trace(member, ingest):
     ingest(*bad_answer_trace("t1"), node_event("x", "t2"))
-    assert member.get("/p/acme/traces/t1/node.json").status_code == 400
-    assert member.get("/p/acme/traces/t1/node.json?id=x").status_code == 404
-    assert member.get("/p/acme/traces/nope/node.json?id=x").status_code == 404
+    assert member.get("/api/v1/traces/t1/nodes/final?view=page").status_code == 400
+    assert member.get("/api/v1/traces/t1/nodes/x?view=explorer").status_code == 404
+    assert member.get("/api/v1/traces/nope/nodes/x?view=explorer").status_code == 404
 
 
 def test_root_cause_endpoint_matches_the_api(member, api, ingest):
     ingest(*bad_answer_trace("t1"))
-    page = member.get("/p/acme/traces/t1/root-cause.json?id=final").json()
+    page = member.get("/api/v1/traces/t1/nodes/final/root-cause?view=explorer").json()
     contract = api.get("/api/v1/traces/t1/nodes/final/root-cause").json()
     assert page["path"] == contract["path"] == ["frag-bad", "concl", "check", "final"]
     assert [(c["product_id"], c["reason"]) for c in page["root_causes"]] == [
@@ -205,7 +205,7 @@ def test_root_cause_endpoint_matches_the_api(member, api, ingest):
 
 def test_impact_endpoint_matches_the_api(member, api, ingest):
     ingest(*bad_answer_trace("t1"), node_event("reuse", "t2", parents=["frag-bad"], seconds=9))
-    page = member.get("/p/acme/traces/t1/impact.json?id=frag-bad").json()
+    page = member.get("/api/v1/traces/t1/nodes/frag-bad/impact?view=explorer").json()
     contract = api.get("/api/v1/traces/t1/nodes/frag-bad/impact").json()
     assert page["descendants"] == contract["descendants"]
     assert set(page["descendants"]) == {"concl", "check", "final", "reuse"}
@@ -216,7 +216,7 @@ def test_trace_ids_with_slashes_and_odd_characters_route(member, ingest):
     ingest(node_event("n1", "a/b c?d#e"))
     detail = member.get("/p/acme/traces/a/b%20c%3Fd%23e/")
     assert detail.status_code == 200
-    graph = member.get("/p/acme/traces/a/b%20c%3Fd%23e/graph.json").json()
+    graph = member.get("/api/v1/traces/a/b%20c%3Fd%23e/graph").json()
     assert graph["trace_id"] == "a/b c?d#e"
 
 

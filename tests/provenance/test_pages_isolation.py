@@ -13,10 +13,11 @@ PAGES = [
     "/p/{slug}/traces/",
     "/p/{slug}/bad-answers/",
     "/p/{slug}/traces/{trace}/",
-    "/p/{slug}/traces/{trace}/graph.json",
-    "/p/{slug}/traces/{trace}/node.json?id={node}",
-    "/p/{slug}/traces/{trace}/root-cause.json?id={node}",
-    "/p/{slug}/traces/{trace}/impact.json?id={node}",
+    # What the trace page reads, through the API with the session.
+    "/api/v1/traces/{trace}/graph?project={slug}",
+    "/api/v1/traces/{trace}/nodes/{node}?view=explorer&project={slug}",
+    "/api/v1/traces/{trace}/nodes/{node}/root-cause?view=explorer&project={slug}",
+    "/api/v1/traces/{trace}/nodes/{node}/impact?view=explorer&project={slug}",
 ]
 
 
@@ -87,21 +88,21 @@ def test_lists_and_searches_only_show_ones_own_traces(two_tenants):
 def test_same_trace_id_shows_only_ones_own_nodes(two_tenants):
     alice, _ = two_tenants
     client = signed_in(alice)
-    graph = client.get("/p/acme/traces/shared-name/graph.json").json()
+    graph = client.get("/api/v1/traces/shared-name/graph?project=acme").json()
     assert graph["nodes"]["id"] == ["a-frag", "a-final"]
     assert graph["external"]["id"] == []
-    detail = client.get("/p/acme/traces/shared-name/node.json?id=a-frag").json()
+    detail = client.get("/api/v1/traces/shared-name/nodes/a-frag?view=explorer&project=acme").json()
     assert [c["product_id"] for c in detail["children"]] == ["a-final"]
-    impact = client.get("/p/acme/traces/shared-name/impact.json?id=a-frag").json()
+    impact = client.get("/api/v1/traces/shared-name/nodes/a-frag/impact?view=explorer&project=acme").json()
     assert impact["descendants"] == ["a-final"]
-    cause = client.get("/p/acme/traces/shared-name/root-cause.json?id=a-final").json()
+    cause = client.get("/api/v1/traces/shared-name/nodes/a-final/root-cause?view=explorer&project=acme").json()
     assert [c["product_id"] for c in cause["root_causes"]] == ["a-frag"]
 
 
 def test_staff_see_every_project(two_tenants):
     staff = get_user_model().objects.create_user("root", is_staff=True)
     client = signed_in(staff)
-    assert client.get("/p/globex/traces/globex-trace/graph.json").status_code == 200
+    assert client.get("/api/v1/traces/globex-trace/graph?project=globex").status_code == 200
     assert client.get("/p/acme/traces/acme-trace/").status_code == 200
     home = client.get("/").content.decode()
     assert "/p/acme/traces/" in home and "/p/globex/traces/" in home
