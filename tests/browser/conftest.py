@@ -10,14 +10,13 @@ pages goes through the server's HTTP API, as an agent's would.
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 from django.contrib.auth import get_user_model
 
-from tests.support.serving import REPO, database_url, free_port
+from tests.support.serving import REPO, database_url, free_port, wait_until_serving
 
 
 class LiveServer:
@@ -50,17 +49,7 @@ def asgi_live_server(django_db_setup, django_db_blocker, tmp_path_factory):
             cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
         )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{url}/login/", timeout=2).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError(f"daphne did not start:\n{log.read_text()[-4000:]}")
-        time.sleep(0.2)
+    wait_until_serving(url, process, 60, log, "daphne")
     yield LiveServer(url, process, log)
     process.terminate()
     try:

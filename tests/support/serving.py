@@ -16,6 +16,22 @@ REPO = Path(__file__).resolve().parents[2]
 START_SECONDS = 90  # a loaded 2-core CI machine boots workers slowly
 
 
+def wait_until_serving(url: str, process: subprocess.Popen, seconds: float, log: Path, name: str) -> None:
+    """Until `url` answers its sign-in page; a server that exits or takes longer
+    than `seconds` is killed and its log's end raised."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if httpx.get(f"{url}/login/", timeout=5).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"{name} did not start:\n{log.read_text(errors='replace')[-4000:]}")
+        time.sleep(0.2)
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -51,17 +67,7 @@ class Serve:
                 [sys.executable, "manage.py", "serve", f"127.0.0.1:{self.port}", "--workers", str(self.workers)],
                 cwd=REPO, env=self.env, stdout=out, stderr=subprocess.STDOUT,
             )
-        deadline = time.monotonic() + START_SECONDS
-        while True:
-            try:
-                if httpx.get(f"{self.url}/login/", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.process.kill()
-                raise RuntimeError(f"serve did not start:\n{self.log_text()}")
-            time.sleep(0.2)
+        wait_until_serving(self.url, self.process, START_SECONDS, self.log, "serve")
         return self
 
     def __exit__(self, *exc):
