@@ -20,7 +20,7 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.db.models import Q
 
-from alerts import delivery, notifications, silences, storm
+from alerts import delivery, notifications, silences, storm, watchdog
 from alerts.conditions import (
     EVAL_ACCURACY,
     HEALTH_FINDINGS,
@@ -239,6 +239,7 @@ def evaluate(now: datetime) -> list[int]:
 def tick(now: datetime) -> list[int]:
     """What the minute job does: evaluate, then make the first attempt of every
     notification it produced before returning."""
+    watchdog.beat(watchdog.TICK)
     delivery_ids = evaluate(now)
     delivery.attempt_many(delivery_ids)
     return delivery_ids

@@ -281,3 +281,29 @@ class InboxMessage(models.Model):
 
     def __str__(self):
         return f"inbox message {self.pk} ({self.headers.get('webhook-id', '')})"
+
+
+class JobHeartbeat(models.Model):
+    """When a periodic job last ran (wall clock), for the dead man's switch (alerts/watchdog.py)."""
+
+    job = models.CharField(max_length=64, unique=True)
+    last_run_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"{self.job} at {self.last_run_at:%Y-%m-%d %H:%M:%S}"
+
+
+class StalledNotice(models.Model):
+    """A "checks are not running" notice sent to a project for one stall of one job:
+    one per (project, job, last run it stalled after), so a stall is told once."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    job = models.CharField(max_length=64)
+    last_run_at = models.DateTimeField()
+    noticed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "job", "last_run_at"], name="stalled_notice_once")]
+
+    def __str__(self):
+        return f"{self.job} stalled after {self.last_run_at:%Y-%m-%d %H:%M}"

@@ -1,5 +1,5 @@
 """Celery entry points; each is a thin wrapper and also a management command
-(evaluate_alerts, retry_deliveries)."""
+(evaluate_alerts, retry_deliveries, watch_checks)."""
 
 from functools import partial
 
@@ -7,12 +7,17 @@ from celery import shared_task
 from django.db import transaction
 from django.utils import timezone
 
-from alerts import delivery, evaluation
+from alerts import delivery, evaluation, watchdog
 
 
 @shared_task(name="alerts.tasks.evaluate_alerts", ignore_result=True)
 def evaluate_alerts():
     evaluation.tick(timezone.now())
+
+
+@shared_task(name="alerts.tasks.watch_checks", ignore_result=True)
+def watch_checks():
+    delivery.attempt_many(watchdog.notify(timezone.now()))
 
 
 @shared_task(name="alerts.tasks.deliver", acks_late=True, reject_on_worker_lost=True, ignore_result=True)

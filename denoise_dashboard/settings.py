@@ -354,3 +354,5 @@ PAGERDUTY_EVENTS_URL = envurl("PAGERDUTY_EVENTS_URL", "https://events.pagerduty.
 # Storm control: a rule notifies at most once per state change and at most once
 # in this many seconds; what is held back is recorded (alerts/storm.py).
 ALERT_NOTIFY_INTERVAL_SECONDS = envint("ALERT_NOTIFY_INTERVAL_SECONDS", 300, minimum=0)
+# The dead man's switch (alerts/watchdog.py) runs apart from the jobs it watches.
+CELERY_BEAT_SCHEDULE["watch-checks"] = {"task": "alerts.tasks.watch_checks", "schedule": 60.0}

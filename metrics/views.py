@@ -52,6 +52,7 @@ def page(name: str):
             "by_choices": BY_CHOICES,
             "data_url": data_url if valid else "",
             "recent_alerts": overview_panels.rows("recent_alerts", project) if name == "overview" else None,
+            "checks_not_running": overview_panels.rows("checks_not_running", project) if name == "overview" else None,
         })
 
     view.__name__ = name

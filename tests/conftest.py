@@ -14,7 +14,7 @@ from tenancy.models import Project
 from tests.support.accounts import MEMBER_PASSWORD, MEMBER_USERNAME
 from tests.support.alerts import SECRET
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
-from tests.support.receiver import running
+from tests.support.receiver import pagerduty_problems, running, slack_problems, smtp_server
 
 _counter = itertools.count()
 
@@ -126,3 +126,33 @@ def receiver(settings):
     settings.WEBHOOK_RETRY_BASE_SECONDS = 0
     with running(SECRET) as hook:
         yield hook
+
+
+@pytest.fixture
+def slack(settings):
+    """A stand-in for a Slack incoming webhook that checks Block Kit payloads."""
+    settings.WEBHOOK_ALLOW_PRIVATE = True
+    settings.WEBHOOK_TIMEOUT_SECONDS = 2
+    settings.WEBHOOK_RETRY_BASE_SECONDS = 0
+    with running(check=slack_problems) as hook:
+        yield hook
+
+
+@pytest.fixture
+def pagerduty(settings):
+    """A stand-in for PagerDuty's Events API v2 (PAGERDUTY_EVENTS_URL points at it)."""
+    settings.WEBHOOK_TIMEOUT_SECONDS = 2
+    settings.WEBHOOK_RETRY_BASE_SECONDS = 0
+    with running(check=pagerduty_problems, default=202) as hook:
+        settings.PAGERDUTY_EVENTS_URL = hook.url
+        yield hook
+
+
+@pytest.fixture
+def smtp(settings):
+    """A real SMTP server (aiosmtpd) on loopback; EMAIL_HOST/EMAIL_PORT point at it."""
+    settings.WEBHOOK_TIMEOUT_SECONDS = 2
+    settings.WEBHOOK_RETRY_BASE_SECONDS = 0
+    with smtp_server() as box:
+        settings.ALERT_SMTP = {**settings.ALERT_SMTP, "host": "127.0.0.1", "port": box.port}
+        yield box
