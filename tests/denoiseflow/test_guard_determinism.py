@@ -60,3 +60,8 @@ def test_the_same_items_give_the_same_results_at_concurrency_1_and_8(truth_set, 
     escalated = sum(e for _, e in expected.values())
     assert 0 < escalated < 60
     assert serial["intervention_rate"] == pytest.approx(escalated / 60)
+
+
+@pytest.mark.sqlite_smoke
+def test_the_same_items_decide_the_same_on_the_embedded_default(truth_set, live_recorder):
+    test_the_same_items_give_the_same_results_at_concurrency_1_and_8(truth_set, live_recorder)
