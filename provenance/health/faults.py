@@ -103,14 +103,16 @@ def find_orphans(cursor, report_pk: int, project_pk: int) -> None:
         f"'no parents and no consumers' "
         f"FROM {NODE} n JOIN {TRACE} t ON t.id = n.trace_id "
         f"WHERE n.project_id = %s AND NOT {RETRIED.sql('n')} "
-        f"AND NOT EXISTS (SELECT 1 FROM {NODE} r WHERE r.project_id = n.project_id "
-        f"                AND r.retry_of = n.product_id) "
+        # Uncorrelated, so both databases build the set of retried ids once
+        # (retry_of has no index: a correlated probe would scan per node on SQLite).
+        f"AND n.product_id NOT IN (SELECT r.retry_of FROM {NODE} r WHERE r.project_id = %s "
+        f"                         AND {RETRIED.sql('r')}) "
         f"AND NOT EXISTS (SELECT 1 FROM {EDGE} e WHERE e.project_id = n.project_id "
         f"                AND e.child_product_id = n.product_id) "
         f"AND NOT EXISTS (SELECT 1 FROM {EDGE} e WHERE e.project_id = n.project_id "
         f"                AND e.parent_product_id = n.product_id) "
         f"AND EXISTS (SELECT 1 FROM {NODE} m WHERE m.trace_id = n.trace_id AND m.id <> n.id)",
-        [report_pk, project_pk, FindingKind.ORPHAN, project_pk],
+        [report_pk, project_pk, FindingKind.ORPHAN, project_pk, project_pk],
     )
 
 
