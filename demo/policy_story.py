@@ -130,7 +130,9 @@ def ticket(recorder, trace_id: str, at: datetime, fuse: ConfidenceFuse, now: dat
                                recorder=recorder, clock=clock)
     if result.needs_person:
         if not recent:
-            recorder.review(trace_id, rng.choice(["correct", "incorrect"]), result.node,
+            # Support judges what the fuse held back: a doubtful fragment is mostly wrong.
+            correct = rng.random() < (result.verdict.confidence or 0.5)
+            recorder.review(trace_id, "correct" if correct else "incorrect", result.node,
                             "checked by support after escalation", timestamp=clock(120, 900))
         return
     confidence = round(min(0.98, (result.verdict.confidence or 0.5) * rng.uniform(0.9, 1.1)), 3)

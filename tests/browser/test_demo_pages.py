@@ -33,6 +33,7 @@ PAGES = [
     ("metrics-drift.png", "/metrics/demo/drift/", METRICS_READY),
     ("trace-list.png", "/p/demo/traces/", None),
     ("bad-answers.png", "/p/demo/bad-answers/", None),
+    (None, "/p/demo/why/", None),
     ("trace-bad-answer.png", "/p/demo/traces/demo-bad-answer/", "#dag[data-drawn]"),
     ("eval-datasets.png", "/p/demo/datasets/", None),
     ("eval-dataset.png", "/p/demo/datasets/ticket-triage/", None),
@@ -91,7 +92,7 @@ def test_calibration_finds_confidence_informative_and_names_the_miscalibrated_ag
     threshold = page.locator(".metric-card", has_text="Suggested threshold").locator(".value").inner_text()
     assert 0.3 < float(threshold) < 0.95
     # The extractor is flagged among the flagged rows at the top. (The escalated
-    # retrievals of the policy story, reviewed at random, may join it some loads.)
+    # retrievals of the policy story, reviewed by support after escalation, may join it some loads.)
     flagged = page.locator("#calibration-by-agent tbody tr.badly-calibrated")
     names = [row.split("\t")[0] for row in flagged.all_inner_texts()]
     assert "entity_extractor_v2" in names, names
