@@ -7,7 +7,9 @@
    gunicorn's sync workers with --server gunicorn) on a scratch database of its
    own (`denoise_bench_ingest_<pid>_<random>`, so two runs never collide;
    dropped at the end unless --keep), posts N nodes (traces of 20 nodes, 1-3 parents each, ~300-byte
-   content, ~200-byte metadata) in batches of 1,000 from 2 concurrent clients.
+   content, ~200-byte metadata, a duration, a model and token usage: the
+   project has prices, so ingest computes the cost) in batches of 1,000 from
+   2 concurrent clients.
 2. COPYs the same node rows into a scratch table shaped like the node table
    (same columns and indexes) in the same database.
 3. Prints nodes/s for both and their ratio, then the median latency of the
@@ -35,6 +37,11 @@ from bench.scratch import scratch_django  # noqa: E402
 
 BATCH = 1000
 TRACE_SIZE = 20
+# Every node carries a duration, a model and usage; two of the three models are
+# priced, so ingest computes most costs and leaves the rest unpriced.
+MODELS = ("fake-llm-small", "fake-llm-large", "fake-llm-unpriced")
+PRICES = {"fake-llm-small": {"input_per_mtok": 0.15, "output_per_mtok": 0.6},
+          "fake-llm-large": {"input_per_mtok": 2.5, "output_per_mtok": 10.0}}
 
 
 def make_events(count: int, seed: int = 7, prefix: str = "b") -> list[dict]:
@@ -65,7 +72,10 @@ def make_events(count: int, seed: int = 7, prefix: str = "b") -> list[dict]:
                     "parent_ids": parents,
                     "round": 1 + position // 10,
                     "metrics": {"self_consistency_score": round(rng.random(), 3)},
-                    "metadata": {"model": "fake-llm-1", "notes": "x" * 150, "tokens": rng.randint(10, 900)},
+                    "metadata": {"notes": "x" * 150},
+                    "duration_ms": round(rng.uniform(200, 4000), 1),
+                    "model": MODELS[position % len(MODELS)],
+                    "usage": {"input_tokens": rng.randint(100, 4000), "output_tokens": rng.randint(10, 900)},
                 },
             }
         )
@@ -157,6 +167,8 @@ def copy_baseline(db_url: str, events: list[dict]) -> float:
                 "confidence_raw": b["confidence"], "confidence_scale": 1.0, "round": b["round"], "is_error": False,
                 "fuse_state": 0, "metrics": json.dumps(b["metrics"]), "metadata": json.dumps(b["metadata"]),
                 "timestamp": e["timestamp"], "received_at": now, "retry_of": "", "attempt": None,
+                "duration_ms": b["duration_ms"], "model": b["model"], "input_tokens": b["usage"]["input_tokens"],
+                "output_tokens": b["usage"]["output_tokens"], "cost_usd": None,
             }
             nodes.append(tuple(values[c] for c in NODE_COLUMNS))
             edges.append([(project_id, trace_id, product, "c" + parent, position)
@@ -231,7 +243,9 @@ def main():
     with scratch_django(f"denoise_bench_ingest_{os.getpid()}_{secrets.token_hex(3)}", keep=args.keep) as db_url:
         from tenancy.models import Project
 
-        project = Project.objects.create(slug="bench")
+        # (A tree from before the price table is benched with the same events, which it ignores in part.)
+        priced = {"prices": PRICES} if any(f.name == "prices" for f in Project._meta.get_fields()) else {}
+        project = Project.objects.create(slug="bench", **priced)
         _, key = project.issue_api_key()
         run(args, db_url, key)
 

@@ -17,7 +17,8 @@ from django.utils import timezone
 
 from provenance import live, tasks
 from provenance.bulk import bound_cursor, copy_rows, in_list, insert_many, is_postgres
-from provenance.models import Edge, Escalation, Fuse, IngestedEvent, Node, Review, Trace
+from provenance.costs import PriceTable
+from provenance.models import DEFAULT_ENVIRONMENT, Edge, Escalation, Fuse, IngestedEvent, Node, Review, Trace
 from provenance.validation import (
     EscalationEvent,
     Event,
@@ -167,9 +168,13 @@ def copy_batch(project: Project, parsed: list, outcome: dict, now) -> None:
     batch = sort_batch(parsed, outcome)
     record_event_ids(project, [n.event_id for _, n in batch.nodes]
                      + [e.event_id for e in batch.fuses + batch.reviews + batch.escalations], now)
-    trace_pks = upsert_traces(project, [n for _, n in batch.nodes], batch.other_trace_ids(), now)
+    trace_pks, moved = upsert_traces(project, batch, outcome, now)
     copy_nodes(project, batch.nodes, trace_pks, now)
     write_after_nodes(project, batch, batch.nodes, trace_pks, now)
+    if moved:
+        # Refused for their environment: they stored nothing, their ids stay free.
+        release_event_ids(project, [e.event_id for position, e in parsed if outcome[position][0] == 400])
+        recount_traces(project, moved)
 
 
 def insert_batch(project: Project, parsed: list, outcome: dict, now) -> None:
@@ -179,7 +184,7 @@ def insert_batch(project: Project, parsed: list, outcome: dict, now) -> None:
     fresh = claim_event_ids(project, [event.event_id for _, event in parsed], now)
     products = [event.product_id for _, event in parsed if type(event) is NodeEvent and event.event_id in fresh]
     batch = sort_batch(parsed, outcome, fresh, stored_node_events(project, products))
-    trace_pks = upsert_traces(project, [n for _, n in batch.nodes], batch.other_trace_ids(), now)
+    trace_pks, moved = upsert_traces(project, batch, outcome, now)
     inserted = insert_nodes(project, batch.nodes, trace_pks, now)
     refused = [(position, node) for position, node in batch.nodes if node.product_id not in inserted]
     if refused:
@@ -189,11 +194,11 @@ def insert_batch(project: Project, parsed: list, outcome: dict, now) -> None:
         for position, node in refused:
             outcome[position] = (200, None) if stored.get(node.product_id) == node.event_id else (409, taken_product(node))
     write_after_nodes(project, batch, [(p, n) for p, n in batch.nodes if n.product_id in inserted], trace_pks, now)
-    # A node refused for its product id stored nothing: its id stays free to be sent again.
-    release_event_ids(project, [e.event_id for position, e in parsed if outcome[position][0] == 409])
-    if refused:
+    # A node refused for its product id or its environment stored nothing: its id stays free to be sent again.
+    release_event_ids(project, [e.event_id for position, e in parsed if outcome[position][0] in (400, 409)])
+    if refused or moved:
         # After the reviews: a trace a review in this batch points at must stay.
-        recount_traces(project, {trace_pks[n.trace_id] for _, n in refused})
+        recount_traces(project, {trace_pks[n.trace_id] for _, n in refused} | moved)
 
 
 def stored_node_events(project: Project, product_ids: list[str]) -> dict[str, str]:
@@ -272,22 +277,51 @@ def record_event_ids(project: Project, event_ids: list[str], now) -> None:
               [(project.pk, event_id, now) for event_id in event_ids], ["bigint", "text", "timestamptz"])
 
 
-def upsert_traces(project: Project, nodes: list[NodeEvent], other_trace_ids: list[str], now) -> dict[str, int]:
+def other_environment(node: NodeEvent, environment: str) -> str:
+    return (f"environment: trace {node.trace_id!r} is in environment {environment!r}, "
+            f"not {node.environment!r} (its first node set it)")
+
+
+def refuse_other_environments(batch: SortedBatch, environments: dict[str, str], outcome: dict) -> set[str]:
+    """Takes out of `batch.nodes` the nodes that name another environment than
+    their trace's (400 for each); returns their trace ids."""
+    kept, refused = [], set()
+    for position, node in batch.nodes:
+        environment = environments.get(node.trace_id)
+        if node.environment is not None and environment is not None and node.environment != environment:
+            outcome[position] = (400, other_environment(node, environment))
+            refused.add(node.trace_id)
+        else:
+            kept.append((position, node))
+    batch.nodes = kept
+    return refused
+
+
+def upsert_traces(project: Project, batch: SortedBatch, outcome: dict, now) -> tuple[dict[str, int], set[int]]:
     """Creates traces on first sight and folds this batch's counters into them;
-    `other_trace_ids` are traces that other events (reviews, escalations) name."""
+    traces that only other events (reviews, escalations) name are created too.
+
+    A trace's environment is its first node's (`production` when that names
+    none): nodes that name another one are refused once the upsert has said
+    which environment each trace is in. The upsert counted them already, so
+    the pks of the traces to recount are returned beside every trace's pk.
+    """
+    first = {}
+    for _, node in batch.nodes:
+        first.setdefault(node.trace_id, node.environment or DEFAULT_ENVIRONMENT)
     stats: dict[str, list] = {}
-    for node in nodes:
-        s = stats.setdefault(node.trace_id, [0, None, 0, node.timestamp, node.timestamp])
+    for _, node in batch.nodes:
+        s = stats.setdefault(node.trace_id, [0, None, 0, node.timestamp, node.timestamp, first[node.trace_id]])
         s[0] += 1
         if node.confidence is not None and (s[1] is None or node.confidence < s[1]):
             s[1] = node.confidence
         s[2] += node.is_error
         s[3] = min(s[3], node.timestamp)
         s[4] = max(s[4], node.timestamp)
-    for trace_id in other_trace_ids:
-        stats.setdefault(trace_id, [0, None, 0, None, None])
+    for trace_id in batch.other_trace_ids():
+        stats.setdefault(trace_id, [0, None, 0, None, None, DEFAULT_ENVIRONMENT])
     if not stats:
-        return {}
+        return {}, set()
     t = "t"
     least = "LEAST" if is_postgres() else "MIN"
     greatest = "GREATEST" if is_postgres() else "MAX"
@@ -303,18 +337,25 @@ def upsert_traces(project: Project, nodes: list[NodeEvent], other_trace_ids: lis
     table = Trace._meta.db_table
     rows = insert_many(
         f"{table} AS {t}",
-        ["project_id", "trace_id", "created_at", "node_count", "min_confidence", "error_count", "started_at", "ended_at"],
-        ["bigint", "text", "timestamptz", "int", "float8", "int", "timestamptz", "timestamptz"],
+        ["project_id", "trace_id", "created_at", "node_count", "min_confidence", "error_count", "started_at", "ended_at",
+         "environment"],
+        ["bigint", "text", "timestamptz", "int", "float8", "int", "timestamptz", "timestamptz", "text"],
         [(project.pk, trace_id, now, *s) for trace_id, s in stats.items()],
         on_conflict=(
             "ON CONFLICT (project_id, trace_id) DO UPDATE SET "
+            # A trace a review created before any node has no environment of
+            # its own yet: its first node's sets it.
+            f"environment = CASE WHEN {t}.node_count = 0 AND EXCLUDED.node_count > 0 "
+            f"THEN EXCLUDED.environment ELSE {t}.environment END, "
             f"node_count = {t}.node_count + EXCLUDED.node_count, "
             f"error_count = {t}.error_count + EXCLUDED.error_count, "
             f"{merge('min_confidence', least)}, {merge('started_at', least)}, {merge('ended_at', greatest)}"
         ),
-        returning="id, trace_id",
+        returning="id, trace_id, environment",
     )
-    return {trace_id: pk for pk, trace_id in rows}
+    pks = {trace_id: pk for pk, trace_id, _ in rows}
+    refused = refuse_other_environments(batch, {trace_id: environment for _, trace_id, environment in rows}, outcome)
+    return pks, {pks[trace_id] for trace_id in refused}
 
 
 def recount_traces(project: Project, trace_pks: set[int]) -> None:
@@ -337,21 +378,30 @@ NODE_COLUMNS = [
     "project_id", "trace_id", "product_id", "event_id", "agent_id", "step", "source_type", "content",
     "raw_input", "confidence", "confidence_raw", "confidence_scale", "round", "is_error", "fuse_state",
     "metrics", "metadata", "timestamp", "received_at", "retry_of", "attempt",
+    "duration_ms", "model", "input_tokens", "output_tokens", "cost_usd",
 ]
 NODE_TYPES = [
     "bigint", "bigint", "text", "text", "text", "text", "text", "text",
     "text", "float8", "float8", "float8", "int", "bool", "smallint",
     "jsonb", "jsonb", "timestamptz", "timestamptz", "text", "int",
+    "float8", "text", "int", "int", "float8",
 ]
 
 
-def node_row(project: Project, n: NodeEvent, trace_pks: dict[str, int], now) -> tuple:
-    return (
-        project.pk, trace_pks[n.trace_id], n.product_id, n.event_id, n.agent_id, n.step, n.source_type, n.content,
-        n.raw_input, n.confidence, n.confidence_raw, n.confidence_scale, n.round, n.is_error,
-        n.fuse.decision if n.fuse else 0, to_json(n.metrics), to_json(n.metadata), n.timestamp, now,
-        n.retry_of, n.attempt,
-    )
+def node_rows(project: Project, nodes: list, trace_pks: dict[str, int], now) -> list[tuple]:
+    prices = PriceTable(project.prices)
+    pk = project.pk
+    return [
+        (
+            pk, trace_pks[n.trace_id], n.product_id, n.event_id, n.agent_id, n.step, n.source_type, n.content,
+            n.raw_input, n.confidence, n.confidence_raw, n.confidence_scale, n.round, n.is_error,
+            n.fuse.decision if n.fuse else 0, to_json(n.metrics), to_json(n.metadata), n.timestamp, now,
+            n.retry_of, n.attempt,
+            n.duration_ms, n.model, n.input_tokens, n.output_tokens,
+            n.cost_usd if n.cost_usd is not None else prices.cost(n.model, n.input_tokens, n.output_tokens),
+        )
+        for _, n in nodes
+    ]
 
 
 def insert_nodes(project: Project, nodes: list, trace_pks: dict[str, int], now) -> set[str]:
@@ -360,7 +410,7 @@ def insert_nodes(project: Project, nodes: list, trace_pks: dict[str, int], now) 
         Node._meta.db_table,
         NODE_COLUMNS,
         NODE_TYPES,
-        [node_row(project, n, trace_pks, now) for _, n in nodes],
+        node_rows(project, nodes, trace_pks, now),
         on_conflict="ON CONFLICT (project_id, product_id) DO NOTHING",
         returning="product_id",
     )
@@ -369,7 +419,7 @@ def insert_nodes(project: Project, nodes: list, trace_pks: dict[str, int], now) 
 
 def copy_nodes(project: Project, nodes: list, trace_pks: dict[str, int], now) -> None:
     """COPY; a product id that is taken already raises IntegrityError."""
-    copy_rows(Node._meta.db_table, NODE_COLUMNS, [node_row(project, n, trace_pks, now) for _, n in nodes], NODE_TYPES)
+    copy_rows(Node._meta.db_table, NODE_COLUMNS, node_rows(project, nodes, trace_pks, now), NODE_TYPES)
 
 
 def insert_edges(project: Project, nodes: list, trace_pks: dict[str, int]) -> None:

@@ -7,6 +7,9 @@ from provenance.vocabulary import FUSED, FuseDecision
 from tenancy.models import Project
 
 
+DEFAULT_ENVIRONMENT = "production"
+
+
 class Trace(models.Model):
     """One workflow run. Counters are maintained by ingest in the same statement
     that creates the trace, so the trace list never aggregates nodes."""
@@ -21,10 +24,17 @@ class Trace(models.Model):
     node_count = models.IntegerField(default=0)
     min_confidence = models.FloatField(null=True)
     error_count = models.IntegerField(default=0)
+    environment = models.CharField(
+        max_length=50, default=DEFAULT_ENVIRONMENT,
+        help_text="Set by the trace's first node and never changed (the contract's \"Environments\").",
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "trace_id"], name="trace_unique_per_project")]
-        indexes = [models.Index(fields=["project", "-ended_at"], name="trace_project_recent")]
+        indexes = [
+            models.Index(fields=["project", "-ended_at"], name="trace_project_recent"),
+            models.Index(fields=["project", "environment", "-ended_at"], name="trace_project_env_recent"),
+        ]
 
     def __str__(self):
         return self.trace_id
@@ -64,6 +74,14 @@ class Node(models.Model):
     fuse_state = models.SmallIntegerField(choices=FuseDecision.choices, default=FuseDecision.NONE)
     metrics = models.JSONField(default=dict)
     metadata = models.JSONField(default=dict)
+    # The price of the step: None is "not sent" (a cost None is unpriced).
+    duration_ms = models.FloatField(null=True, help_text="The step's wall time.")
+    model = models.CharField(max_length=255, blank=True, default="")
+    input_tokens = models.IntegerField(null=True)
+    output_tokens = models.IntegerField(null=True)
+    cost_usd = models.FloatField(
+        null=True, help_text="As sent, else computed at ingest from the project's prices; null: unpriced."
+    )
     timestamp = models.DateTimeField()
     received_at = models.DateTimeField(default=timezone.now)
     # Set by retention when content and raw_input were cut to their summary;

@@ -32,7 +32,9 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MAX_REPORTED_REJECTIONS = 5
 
 # Span attributes that name node fields; everything else goes to metadata.
-NUMBER_ATTRIBUTES = {"denoise.confidence": "confidence", "denoise.confidence_scale": "confidence_scale"}
+NUMBER_ATTRIBUTES = {"denoise.confidence": "confidence", "denoise.confidence_scale": "confidence_scale",
+                     "denoise.cost_usd": "cost_usd"}
+ENVIRONMENT_ATTRIBUTES = ("deployment.environment.name", "deployment.environment")
 TEXT_ATTRIBUTES = {
     "denoise.step": "step",
     "denoise.source_type": "source_type",
@@ -237,6 +239,15 @@ def span_events(span: Span, resource: dict, scope) -> list[dict]:
     }
     if implied.source_type:
         body["source_type"] = implied.source_type
+    if span.start_time_unix_nano and span.end_time_unix_nano:
+        body["duration_ms"] = (span.end_time_unix_nano - span.start_time_unix_nano) / 1e6
+    if implied.model:
+        body["model"] = implied.model
+    if implied.usage:
+        body["usage"] = implied.usage
+    environment = next((resource[key] for key in ENVIRONMENT_ATTRIBUTES if resource.get(key) is not None), None)
+    if environment is not None:
+        body["environment"] = environment
     if implied.raw_input is not None and "denoise.raw_input" not in attrs:
         body["raw_input"] = implied.raw_input
         attrs.pop("input.value", None)
@@ -281,8 +292,6 @@ def span_events(span: Span, resource: dict, scope) -> list[dict]:
         "scope": scope.name,
         "resource": resource,
     }
-    if span.start_time_unix_nano and span.end_time_unix_nano:
-        otel["duration_ms"] = (span.end_time_unix_nano - span.start_time_unix_nano) / 1e6
     if span.status.message:
         otel["status_message"] = span.status.message
     other_trace_links = [

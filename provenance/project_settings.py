@@ -1,5 +1,6 @@
 """A project's settings as the API and the settings page read and change them
-(`GET/PATCH /api/v1/project`): the high-uncertainty threshold and retention.
+(`GET/PATCH /api/v1/project`): the high-uncertainty threshold, retention and
+the price table.
 
 `validate_changes` checks a whole change before anything is written and names
 every field at fault (`retention.trace_days: ...`), so a bad value changes
@@ -10,11 +11,12 @@ from numbers import Real
 
 from django.db import transaction
 
+from provenance.costs import validate_prices
 from tenancy.models import Project
 
 MAX_DAYS = 36500  # a hundred years: anything longer is "keep forever" (null)
 RETENTION_FIELDS = ("trace_days", "full_content_days", "keep_full_below")
-TOP_FIELDS = ("name", "high_uncertainty_threshold", "retention")
+TOP_FIELDS = ("name", "high_uncertainty_threshold", "retention", "prices")
 READ_ONLY = ("slug",)
 
 
@@ -34,6 +36,7 @@ def as_dict(project: Project) -> dict:
             "full_content_days": project.full_content_days,
             "keep_full_below": project.keep_full_below,
         },
+        "prices": project.prices,
     }
 
 
@@ -101,6 +104,12 @@ def validate_changes(data, project: Project | None = None) -> dict:
                     else:
                         value = retention[key]
                         changes[key] = float(value) if key == "keep_full_below" else value
+    if "prices" in data:
+        # The whole table: a model left out loses its price (for nodes stored from then on).
+        prices, problems = validate_prices(data["prices"])
+        errors.update(problems)
+        if not problems:
+            changes["prices"] = prices
     if errors:
         raise SettingsError(errors)
     return changes

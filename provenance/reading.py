@@ -5,7 +5,7 @@ pages' batched reads are in `explorer_reads`."""
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Sum
 
 from provenance import vocabulary
 from provenance.models import Edge, Escalation, Fuse, Node, Review, Trace, content_tier
@@ -24,11 +24,14 @@ class TraceFilters:
     has_low_confidence: bool | None = None
     verdict: str = ""
     search: str = ""
+    environment: str = ""
 
 
 def traces(project: Project, filters: TraceFilters) -> QuerySet:
     """Traces of a project, newest activity first, with per-trace figures."""
     qs = Trace.objects.filter(project=project)
+    if filters.environment:
+        qs = qs.filter(environment=filters.environment)
     nodes = Node.objects.filter(trace=OuterRef("pk"))
     if filters.agent_id:
         qs = qs.filter(Exists(nodes.filter(agent_id=filters.agent_id)))
@@ -88,7 +91,22 @@ def parents_by_child(trace: Trace) -> dict[str, list[str]]:
 NODE_SUMMARY_FIELDS = (
     "pk", "product_id", "agent_id", "step", "source_type", "confidence", "confidence_raw", "fuse_state",
     "is_error", "round", "timestamp", "retry_of", "attempt", "summarized_at",
+    "duration_ms", "model", "input_tokens", "output_tokens", "cost_usd",
 )
+
+
+def usage_of(input_tokens: int | None, output_tokens: int | None) -> dict | None:
+    if input_tokens is None:
+        return None
+    return {"input_tokens": input_tokens, "output_tokens": output_tokens}
+
+
+def trace_totals(trace: Trace) -> dict:
+    """The trace's `cost_usd` and `tokens` (sums over its nodes that have them;
+    null when none has), and `duration_ms`, the sum of its steps' durations."""
+    return Node.objects.filter(trace=trace).aggregate(
+        cost_usd=Sum("cost_usd"), tokens=Sum(F("input_tokens") + F("output_tokens")), duration_ms=Sum("duration_ms"),
+    )
 
 
 def node_summary(row: dict, parent_ids: list[str], trace_id: str) -> dict:
@@ -109,6 +127,10 @@ def node_summary(row: dict, parent_ids: list[str], trace_id: str) -> dict:
         "retry_of": row["retry_of"] or None,
         "attempt": row["attempt"],
         "content_tier": content_tier(row["summarized_at"]),
+        "duration_ms": row["duration_ms"],
+        "model": row["model"] or None,
+        "usage": usage_of(row["input_tokens"], row["output_tokens"]),
+        "cost_usd": row["cost_usd"],
     }
 
 

@@ -8,9 +8,10 @@ mapping (`otlp.span_event`) lets any `denoise.*` attribute win over them.
 - text: `input.value` / `output.value` → raw_input / content
 - who and what: `gen_ai.agent.name`, else `agent.name` → agent_id;
   `gen_ai.tool.name` / `tool.name`, else `gen_ai.operation.name` → step
-- model and usage: `llm.model_name`, `gen_ai.request.model`/`gen_ai.response.model`,
-  `llm.token_count.*`, `gen_ai.usage.*` → metadata.model / metadata.tokens
-  (the attributes themselves stay in metadata as sent)
+- model and usage: `gen_ai.response.model`, else `gen_ai.request.model`, else
+  `llm.model_name` → model; `gen_ai.usage.input_tokens` / `output_tokens`, else
+  `llm.token_count.prompt` / `completion` → usage (a count a span leaves out
+  is 0; the attributes themselves stay in metadata as sent)
 - retrieval: the best `retrieval.documents.N.document.score` (or a `score` /
   `relevance_score` in the document's metadata, where LangChain retrievers keep
   it) → metrics.retrieval_score, and the confidence when it lies in [0, 1];
@@ -51,15 +52,12 @@ FAILING_LABELS = {"fail", "failed", "block", "blocked", "flagged", "unsafe", "in
 
 DOCUMENT_SCORE = re.compile(r"^(retrieval|reranker\.output)\.documents\.(\d+)\.document\.(score|metadata)$")
 EVAL_ATTRIBUTE = re.compile(r"^eval\.(.+)\.(score|label|explanation)$")
-TOKEN_ATTRIBUTES = {
-    "llm.token_count.prompt": "prompt",
-    "llm.token_count.completion": "completion",
-    "llm.token_count.total": "total",
-    "gen_ai.usage.input_tokens": "prompt",
-    "gen_ai.usage.output_tokens": "completion",
-    "gen_ai.usage.total_tokens": "total",
-}
-MODEL_ATTRIBUTES = ("llm.model_name", "gen_ai.response.model", "gen_ai.request.model", "embedding.model_name",
+# (input, output) attribute pairs, the first pair a span carries wins.
+TOKEN_ATTRIBUTES = (
+    ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"),
+    ("llm.token_count.prompt", "llm.token_count.completion"),
+)
+MODEL_ATTRIBUTES = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name", "embedding.model_name",
                     "reranker.model_name")
 
 
@@ -73,6 +71,9 @@ class Implied:
     raw_input: str | None = None
     content: str | None = None
     confidence: float | None = None
+    model: str | None = None
+    # {"input_tokens", "output_tokens"} as sent (ingest validation judges the values)
+    usage: dict | None = None
     metrics: dict = field(default_factory=dict)
     metadata: dict = field(default_factory=dict)
     fuse: dict | None = None
@@ -115,13 +116,8 @@ def read(attrs: dict, failed: bool) -> Implied:
     implied.raw_input = text(attrs.get("input.value"))
     implied.content = text(attrs.get("output.value"))
 
-    model = next((name_of(attrs.get(key)) for key in MODEL_ATTRIBUTES if name_of(attrs.get(key))), None)
-    if model:
-        implied.metadata["model"] = model
-    tokens = {name: int(count) for key, name in TOKEN_ATTRIBUTES.items()
-              if (count := number(attrs.get(key))) is not None}
-    if tokens:
-        implied.metadata["tokens"] = tokens
+    implied.model = next((name_of(attrs.get(key)) for key in MODEL_ATTRIBUTES if name_of(attrs.get(key))), None)
+    implied.usage = usage(attrs)
 
     retrieval, rerank = document_scores(attrs)
     if retrieval:
@@ -137,6 +133,24 @@ def read(attrs: dict, failed: bool) -> Implied:
         reason = next((explanation for label, explanation in labels if explanation), "") or "guardrail failed"
         implied.fuse = {"decision": "block", "reason": reason, "reason_code": "guardrail"}
     return implied
+
+
+def usage(attrs: dict) -> dict | None:
+    for input_key, output_key in TOKEN_ATTRIBUTES:
+        if attrs.get(input_key) is not None or attrs.get(output_key) is not None:
+            return {"input_tokens": count(attrs.get(input_key)), "output_tokens": count(attrs.get(output_key))}
+    return None
+
+
+def count(value):
+    """A token count as an int when it is one (also sent as a string or a whole
+    float); anything else as sent, for ingest validation to name."""
+    if value is None:
+        return 0
+    as_float = number(value)
+    if as_float is not None and as_float.is_integer() and abs(as_float) < 2**63:
+        return int(as_float)
+    return value
 
 
 def document_scores(attrs: dict) -> tuple[list[float], list[float]]:

@@ -6,6 +6,7 @@ form the contract shows (`confidence: must be a number`).
 """
 
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -26,6 +27,12 @@ SOURCE_TYPE_MAX = 64
 REASON_CODE_MAX = 64
 FUSE_DECISIONS = {decision.label: decision for decision in FuseDecision if decision != FuseDecision.NONE}
 VERDICTS = {v.value for v in ReviewVerdict}
+ENVIRONMENT = re.compile(r"[A-Za-z0-9_-]{1,50}")
+# Bounds far above any real step, so that sums over millions of nodes stay
+# finite (a float8 overflow would be a 500 in every read that adds them up).
+MAX_DURATION_MS = 1e10  # about 116 days
+MAX_COST_USD = 1e6
+USAGE_KEYS = ("input_tokens", "output_tokens")
 
 
 class EventError(Exception):
@@ -67,6 +74,12 @@ class NodeEvent:
     fuse: InlineFuse | None
     retry_of: str = ""
     attempt: int | None = None
+    environment: str | None = None  # None: the node names none (its trace's, or the default)
+    duration_ms: float | None = None
+    model: str = ""
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
 
 
 @dataclass(slots=True)
@@ -156,6 +169,46 @@ def optional_int(body: dict, name: str, minimum: int) -> int | None:
     if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= MAX_INT):
         raise EventError(f"{name}: must be an integer from {minimum} to {MAX_INT}")
     return value
+
+
+def optional_amount(body: dict, name: str, maximum: float) -> float | None:
+    """A non-negative number no larger than `maximum`, or None when absent."""
+    value = body.get(name)
+    if value is None:
+        return None
+    if not is_number(value) or not 0 <= value <= maximum:
+        raise EventError(f"{name}: must be a number from 0 to {maximum:g}")
+    return float(value)
+
+
+def parse_environment(body: dict) -> str | None:
+    value = body.get("environment")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not ENVIRONMENT.fullmatch(value):
+        raise EventError("environment: must be 1 to 50 letters, digits, '-' or '_'")
+    return value
+
+
+def parse_usage(body: dict) -> tuple[int | None, int | None]:
+    """(input_tokens, output_tokens) of `usage`, both or neither."""
+    usage = body.get("usage")
+    if usage is None:
+        return None, None
+    if not isinstance(usage, dict):
+        raise EventError("usage: must be an object {\"input_tokens\": int, \"output_tokens\": int}")
+    for key in usage:
+        if key not in USAGE_KEYS:
+            raise EventError(f"usage.{str(key)[:40]}: unknown key (expected input_tokens, output_tokens)")
+    counts = []
+    for key in USAGE_KEYS:
+        if usage.get(key) is None:
+            raise EventError(f"usage.{key}: is required")
+        try:
+            counts.append(optional_int(usage, key, 0))
+        except EventError as error:
+            raise EventError(f"usage.{error.message}") from None
+    return counts[0], counts[1]
 
 
 def optional_object(body: dict, name: str) -> dict:
@@ -249,6 +302,7 @@ def parse_node(event_id: str, timestamp: datetime, body: dict) -> NodeEvent:
     fuse = parse_fuse(body["fuse"], "fuse.") if body.get("fuse") is not None else None
     if fuse is not None:
         fuse.by_agent_id = agent_id
+    input_tokens, output_tokens = parse_usage(body)
 
     return NodeEvent(
         event_id=event_id,
@@ -271,6 +325,12 @@ def parse_node(event_id: str, timestamp: datetime, body: dict) -> NodeEvent:
         fuse=fuse,
         retry_of=retry_of,
         attempt=attempt,
+        environment=parse_environment(body),
+        duration_ms=optional_amount(body, "duration_ms", MAX_DURATION_MS),
+        model=optional_str(body, "model"),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost_usd=optional_amount(body, "cost_usd", MAX_COST_USD),
     )
 
 

@@ -36,6 +36,10 @@ class Project(models.Model):
     keep_full_below = models.FloatField(
         default=0.8, help_text="Past full_content_days, nodes with a confidence below this keep their full text."
     )
+    prices = models.JSONField(
+        default=dict, blank=True,
+        help_text='USD per million tokens by model: {"gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.6}}.',
+    )
 
     class Meta:
         # Moved from provenance without touching the database: the table keeps its name.

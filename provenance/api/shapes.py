@@ -38,8 +38,12 @@ NODE_SUMMARY = obj({
     "retry_of": nullable({**STRING, "description": "The fused node this one retries."}),
     "attempt": nullable(INTEGER),
     "content_tier": enum("full", "summary"),
+    "duration_ms": nullable({**NUMBER, "minimum": 0, "description": "The step's wall time."}),
+    "model": nullable(STRING),
+    "usage": nullable(obj({"input_tokens": {**INTEGER, "minimum": 0}, "output_tokens": {**INTEGER, "minimum": 0}})),
+    "cost_usd": nullable({**NUMBER, "minimum": 0, "description": "null: unpriced."}),
 }, required=["product_id", "trace_id", "agent_id", "step", "source_type", "confidence", "fused", "status", "round",
-             "parent_ids", "timestamp"])
+             "parent_ids", "timestamp", "duration_ms", "model", "usage", "cost_usd"])
 
 TRACE_SUMMARY_FIELDS = {
     "trace_id": STRING,
@@ -49,6 +53,7 @@ TRACE_SUMMARY_FIELDS = {
     "min_confidence": nullable(NUMBER),
     "fused_count": nullable(INTEGER),
     "error_count": INTEGER,
+    "environment": STRING,
 }
 TRACE_SUMMARY = obj(TRACE_SUMMARY_FIELDS)
 
@@ -63,7 +68,12 @@ def page_of(item: dict) -> dict:
 
 
 TRACE_PAGE = page_of(TRACE_SUMMARY)
-TRACE_DETAIL = obj({**TRACE_SUMMARY_FIELDS, "nodes": array(NODE_SUMMARY)})
+TRACE_DETAIL = obj({
+    **TRACE_SUMMARY_FIELDS,
+    "cost_usd": nullable({**NUMBER, "description": "The sum over the nodes that have a cost; null: none has."}),
+    "tokens": nullable({**INTEGER, "description": "Input and output tokens over the nodes with usage; null: none has."}),
+    "nodes": array(NODE_SUMMARY),
+})
 
 NODE_DETAIL = {
     "allOf": [
@@ -220,15 +230,22 @@ RETENTION_FIELDS = {
                                    "description": "After this long keep a 280-character summary only; null: keep."}),
     "keep_full_below": {**SHARE, "description": "Nodes below this confidence keep their full content."},
 }
+PRICE = {**NUMBER, "minimum": 0, "maximum": 1e6}
+PRICES = {
+    "type": "object",
+    "description": "USD per million tokens by model; costs of nodes stored later are computed from it.",
+    "additionalProperties": obj({"input_per_mtok": PRICE, "output_per_mtok": PRICE}, additionalProperties=False),
+}
 PROJECT = obj({
     "slug": STRING,
     "name": STRING,
     "high_uncertainty_threshold": SHARE,
     "retention": obj(RETENTION_FIELDS),
+    "prices": PRICES,
 })
 PROJECT_PATCH = obj(
     {"name": {**STRING, "maxLength": 200}, "high_uncertainty_threshold": SHARE,
-     "retention": obj(RETENTION_FIELDS, required=[], additionalProperties=False)},
+     "retention": obj(RETENTION_FIELDS, required=[], additionalProperties=False), "prices": PRICES},
     required=[],
     additionalProperties=False,
 )

@@ -39,6 +39,10 @@ class TraceFilterSerializer(serializers.Serializer):
     has_low_confidence = serializers.BooleanField(required=False, allow_null=True, default=None)
     verdict = serializers.ChoiceField(choices=["correct", "incorrect"], required=False, default="")
     q = serializers.CharField(required=False, default="")
+    # Empty (as absent): every environment.
+    environment = serializers.RegexField(r"^[A-Za-z0-9_-]{0,50}$", max_length=50, required=False, default="",
+                                         trim_whitespace=False,
+                                         error_messages={"invalid": "must be 1 to 50 letters, digits, '-' or '_'"})
 
     def to_filters(self) -> reading.TraceFilters:
         data = self.validated_data
@@ -51,6 +55,7 @@ class TraceFilterSerializer(serializers.Serializer):
             has_low_confidence=data["has_low_confidence"],
             verdict=data["verdict"],
             search=data["q"],
+            environment=data["environment"],
         )
 
 
@@ -63,6 +68,7 @@ def trace_summary(trace: Trace) -> dict:
         "min_confidence": trace.min_confidence,
         "fused_count": getattr(trace, "fused_count", None),
         "error_count": trace.error_count,
+        "environment": trace.environment,
     }
 
 
@@ -152,7 +158,9 @@ class TraceDetailView(APIView):
     @extend_schema(operation_id="traces_retrieve", parameters=[TRACE_ID], summary="A trace and its nodes", responses={200: shapes.TRACE_DETAIL}, tags=["traces"])
     def get(self, request, trace_id):
         trace = get_trace(request, trace_id)
-        return Response({**trace_summary(trace), "nodes": reading.trace_nodes(trace)})
+        totals = reading.trace_totals(trace)
+        return Response({**trace_summary(trace), "cost_usd": totals["cost_usd"], "tokens": totals["tokens"],
+                         "nodes": reading.trace_nodes(trace)})
 
 
 class NodeDetailView(APIView):

@@ -30,7 +30,7 @@ API_PREFIXES = ("api/", "v1/")
 UNFINISHED: dict[str, str] = {}
 
 NUL = ["a\x00b", "\x00", "%00"]
-HUGE_INTS = [10**30, -(10**30), 2**63, 2**63 - 1, 2**31, -(2**31) - 1, 10**400]
+HUGE_INTS = [10**30, -(10**30), 2**63, 2**63 - 1, 2**31, -(2**31) - 1, 10**400, 1e308, -1e308]
 EDGE_DATES = [
     "0001-01-01T00:00:00+01:00", "0001-01-01", "9999-12-31T23:59:59-01:00", "9999-12-31", "1969-12-31T23:59:59Z",
     "2201-01-01T00:00:00Z", "+275760-09-13T00:00:00Z", "2026-02-30T00:00:00Z", "2026-11-20T25:61:61Z", "0000-00-00",
@@ -43,10 +43,12 @@ QUERY_NAMES = [
     "since", "until", "start", "end", "range", "agent_id", "step", "source_type", "round", "resolution", "metric",
     "by", "baseline_start", "baseline_end", "page", "page_size", "cursor", "q", "has_fused", "has_low_confidence",
     "verdict", "id", "version", "dataset", "to", "now", "window", "profile", "node", "format", "name", "kind",
+    "environment", "model",
 ]
 BODY_KEYS = [
     "name", "match", "conditions", "for", "destinations", "enabled", "items", "results", "version", "profiles",
     "note", "batch", "dataset", "values", "description", "dataset_version", "metadata", "threshold",
+    "prices", "usage", "environment",
 ]
 
 
@@ -113,7 +115,8 @@ TEMPLATES = {
     "IngestView": {"batch": [
         node_event("fz-n", "fz-t", parents=["p1"], confidence=0.4, metadata={"k": [1, {"x": "y"}]}, metrics={"m": 1},
                    fuse={"decision": "block", "reason": "r", "reason_code": "below_block", "policy_version": 1},
-                   retry_of="p1", attempt=2, round=1),
+                   retry_of="p1", attempt=2, round=1, environment="evaluation", duration_ms=812.5,
+                   model="gpt-4o-mini", usage={"input_tokens": 1200, "output_tokens": 300}, cost_usd=0.01),
         fuse_event("p1", trace_id="t1", reason_code="vote_split", policy_version=0),
         review_event("t1", "incorrect", product_id="p1"),
         event("escalation", trace_id="t1", product_id="p1", reason="fused 3 times", by_agent_id="router"),
@@ -135,6 +138,8 @@ TEMPLATES = {
         "by_step": {"refund": {"accept": 0.95, "block": 0.9}}, "max_rounds": 5, "max_retries": 2,
         "escalate_after": 3}}},
     "PolicyRollbackView": {"version": 0},
+    "ProjectView": {"name": "n", "high_uncertainty_threshold": 0.5, "retention": {"trace_days": 30},
+                    "prices": {"gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.6}}},
     "traces": {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "s"}}]},
                                   "scopeSpans": [{"spans": [{
                                       "traceId": "4bf92f3577b34da6a3ce929d0e0e4736", "spanId": "00000000000000a1",
@@ -142,8 +147,13 @@ TEMPLATES = {
                                       "startTimeUnixNano": "1763629200000000000",
                                       "links": [{"traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
                                                  "spanId": "00000000000000b1"}],
+                                      "endTimeUnixNano": "1763629200500000000",
                                       "attributes": [{"key": "denoise.confidence", "value": {"doubleValue": 0.4}},
-                                                     {"key": "denoise.round", "value": {"intValue": "2"}}]}]}]}]},
+                                                     {"key": "denoise.round", "value": {"intValue": "2"}},
+                                                     {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "9"}},
+                                                     {"key": "gen_ai.usage.output_tokens", "value": {"intValue": "3"}},
+                                                     {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+                                                     {"key": "denoise.cost_usd", "value": {"doubleValue": 0.1}}]}]}]}]},
 }
 GENERIC_TEMPLATE = {key: "x" for key in BODY_KEYS[:4]}
 

@@ -151,8 +151,8 @@ def test_genai_and_evaluation_attributes_map_to_agent_step_scores_fuses_and_revi
     chat = node_detail(api, trace_id, nodes["chat"]["product_id"])
     assert chat["confidence"] == 0.9  # denoise.* wins
     assert (chat["raw_input"], chat["content"]) == ("What is the refund window?", "14 days.")
-    assert chat["metadata"]["model"] == "gpt-4o"
-    assert chat["metadata"]["tokens"] == {"prompt": 120, "completion": 30}
+    assert chat["model"] == "gpt-4o"
+    assert chat["usage"] == {"input_tokens": 120, "output_tokens": 30}
     assert chat["metadata"]["gen_ai.request.temperature"] == 0.2
 
     assert nodes["order_lookup"]["source_type"] == "tool_result"  # denoise.step wins over gen_ai.tool.name

@@ -3,18 +3,12 @@ of a connection stored as JSON strings, and leaves every other row as it was."""
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from provenance.models import Node
 from tests.support.events import node_event
+from tests.support.migrating import migrate, migrate_to_newest
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def migrate(target):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate([("provenance", target)])
 
 
 def test_string_metrics_and_metadata_become_their_objects_again(ingest):
@@ -31,8 +25,7 @@ def test_string_metrics_and_metadata_become_their_objects_again(ingest):
         migrate("0007_binary_digests")
         migrate("0008_repair_jsonb_strings")
     finally:
-        # The tests after this one need the tables of the migrations after 0008.
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes("provenance")[0][1])
+        migrate_to_newest()
     stored = {n.product_id: (n.metrics, n.metadata) for n in Node.objects.all()}
     assert stored == {"broken": ({"entropy": 0.7}, {"model": "m"}), "healthy": ({"entropy": 0.2}, {}),
                       "odd": ({}, {})}

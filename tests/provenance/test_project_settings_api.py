@@ -12,7 +12,8 @@ DEFAULTS = {"trace_days": None, "full_content_days": None, "keep_full_below": 0.
 def test_a_new_project_keeps_everything(api):
     answer = api.get("/api/v1/project")
     assert answer.status_code == 200
-    assert answer.json() == {"slug": "acme", "name": "", "high_uncertainty_threshold": 0.5, "retention": DEFAULTS}
+    assert answer.json() == {"slug": "acme", "name": "", "high_uncertainty_threshold": 0.5, "retention": DEFAULTS,
+                             "prices": {}}
 
 
 def test_a_patch_changes_only_what_it_names(api):
@@ -91,3 +92,38 @@ def test_each_key_sees_and_changes_its_own_project(api, other_api):
 def test_no_key_no_settings(client):
     assert client.get("/api/v1/project").status_code == 401
     assert client.patch("/api/v1/project", {}, content_type="application/json").status_code == 401
+
+
+PRICES = {"gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.6}, "local": {"input_per_mtok": 0,
+                                                                                      "output_per_mtok": 0}}
+
+
+def test_the_price_table_is_set_read_and_replaced_whole(api):
+    answer = api.patch("/api/v1/project", {"prices": PRICES}, format="json")
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["prices"] == PRICES
+    assert api.get("/api/v1/project").json()["prices"] == PRICES
+    api.patch("/api/v1/project", {"prices": {"local": PRICES["local"]}}, format="json")
+    assert api.get("/api/v1/project").json()["prices"] == {"local": PRICES["local"]}
+
+
+@pytest.mark.parametrize("prices, field", [
+    ({"m": {"input_per_mtok": -0.1, "output_per_mtok": 1}}, "prices.m.input_per_mtok"),
+    ({"m": {"input_per_mtok": 1, "output_per_mtok": "1"}}, "prices.m.output_per_mtok"),
+    ({"m": {"input_per_mtok": True, "output_per_mtok": 1}}, "prices.m.input_per_mtok"),
+    ({"m": {"input_per_mtok": 1e308, "output_per_mtok": 1}}, "prices.m.input_per_mtok"),
+    ({"m": {"input_per_mtok": 1, "output_per_mtok": None}}, "prices.m.output_per_mtok"),
+    ({"m": {"input_per_mtok": 1}}, "prices.m.output_per_mtok"),
+    ({"m": {"input_per_mtok": 1, "output_per_mtok": 1, "cached_per_mtok": 1}}, "prices.m.cached_per_mtok"),
+    ({"m": 0.5}, "prices.m"),
+    ({"": {"input_per_mtok": 1, "output_per_mtok": 1}}, "prices."),
+    ([1, 2], "prices"),
+    ("cheap", "prices"),
+])
+def test_a_bad_price_is_refused_by_name_and_changes_nothing(api, prices, field):
+    api.patch("/api/v1/project", {"prices": PRICES}, format="json")
+    before = api.get("/api/v1/project").json()
+    answer = api.patch("/api/v1/project", {"prices": prices, "name": "changed"}, format="json")
+    assert answer.status_code == 400
+    assert field in answer.json()["fields"], answer.json()
+    assert api.get("/api/v1/project").json() == before

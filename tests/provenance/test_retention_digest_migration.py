@@ -5,20 +5,14 @@ import hashlib
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from provenance.models import Node
 from tests.support.events import node_event
+from tests.support.migrating import migrate, migrate_to_newest
 
 TEXT = "an answer summarized before the digests were bytes. " * 8
 HEX = hashlib.sha256(TEXT.encode()).hexdigest()
-BEFORE, AFTER = ("provenance", "0006_round_limit_finding"), ("provenance", "0007_binary_digests")
-
-
-def migrate(target):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate([target])
+BEFORE, AFTER = "0006_round_limit_finding", "0007_binary_digests"
 
 
 def stored_type() -> str:
@@ -38,14 +32,12 @@ def test_hex_digests_are_decoded_in_place(transactional_db, ingest):
             cursor.execute("UPDATE provenance_node SET content_sha256 = %s, summarized_at = now()", [HEX])
         migrate(AFTER)
         assert stored_type() == "bytea"
-        assert Node.objects.get(product_id="old").content_sha256 == HEX
+        assert Node.objects.only("content_sha256").get(product_id="old").content_sha256 == HEX
         assert Node.objects.filter(content_sha256=HEX).count() == 1
         migrate(BEFORE)
         with connection.cursor() as cursor:
             cursor.execute("SELECT content_sha256 FROM provenance_node")
             assert cursor.fetchone()[0] == HEX
     finally:
-        migrate(AFTER)
-        # The tests after this one need the tables of the migrations after 0007.
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes("provenance")[0])
+        migrate_to_newest()
     assert stored_type() == "bytea"
