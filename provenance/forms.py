@@ -5,6 +5,7 @@ from datetime import timedelta
 from django import forms
 from django.utils import timezone
 
+from provenance.costs import MAX_MODELS
 from provenance.reading import TraceFilters
 
 RANGES = {"15m": timedelta(minutes=15), "1h": timedelta(hours=1), "24h": timedelta(days=1), "7d": timedelta(days=7)}
@@ -104,3 +105,53 @@ class ProjectSettingsForm(forms.Form):
     def add_api_errors(self, fields: dict[str, str]) -> None:
         for api_field, message in fields.items():
             self.add_error(self.API_FIELDS.get(api_field), message)
+
+
+class PriceRows:
+    """The settings page's price table: one row per model (model, input and
+    output USD per million tokens) and an empty row to add one. A row whose
+    model is emptied is removed. The rules are `provenance.costs`' (the API's)."""
+
+    PREFIX = "price"
+
+    def __init__(self, prices: dict, data=None, new_model: str = ""):
+        self.errors: dict[int, list[str]] = {}
+        if data is None:
+            self.rows = [{"model": model, "input": entry["input_per_mtok"], "output": entry["output_per_mtok"]}
+                         for model, entry in sorted(prices.items())]
+            self.rows.append({"model": new_model if new_model not in prices else "", "input": "", "output": ""})
+        else:
+            raw = data.get(f"{self.PREFIX}-count", "")
+            count = min(int(raw), MAX_MODELS + 1) if raw.isdigit() else 0
+            self.rows = [{"model": data.get(f"{self.PREFIX}-{i}-model", "").strip(),
+                          "input": data.get(f"{self.PREFIX}-{i}-input", "").strip(),
+                          "output": data.get(f"{self.PREFIX}-{i}-output", "").strip()} for i in range(count)]
+
+    def table(self) -> dict:
+        """The price table the rows ask for, in the API's shape (values the
+        API would refuse are passed on as they are, for it to name)."""
+        prices = {}
+        for row in self.rows:
+            if row["model"]:
+                prices[row["model"]] = {"input_per_mtok": number_or_text(row["input"]),
+                                        "output_per_mtok": number_or_text(row["output"])}
+        return prices
+
+    def add_api_errors(self, fields: dict[str, str]) -> None:
+        by_model = {row["model"]: i for i, row in enumerate(self.rows)}
+        for field, message in fields.items():
+            model, _, key = field.removeprefix("prices.").rpartition(".")
+            if model not in by_model:
+                model, key = field.removeprefix("prices."), ""
+            where = by_model.get(model, len(self.rows) - 1)
+            self.errors.setdefault(where, []).append(f"{key.replace('_per_mtok', '') or 'price'}: {message}")
+
+    def numbered(self) -> list[dict]:
+        return [{**row, "index": i, "errors": self.errors.get(i, [])} for i, row in enumerate(self.rows)]
+
+
+def number_or_text(value: str):
+    try:
+        return float(value)
+    except ValueError:
+        return value

@@ -1,5 +1,6 @@
 """The project settings page: the high-uncertainty threshold and retention,
-with a preview of what the retention job would do today, and its past runs.
+with a preview of what the retention job would do today, and its past runs;
+the price table, in a form of its own.
 
 Project admins (staff and superusers) change them; other members see them.
 The same validation as `PATCH /api/v1/project` (`provenance.project_settings`).
@@ -10,7 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
 from provenance import project_settings
-from provenance.forms import ProjectSettingsForm
+from provenance.forms import PriceRows, ProjectSettingsForm
 from provenance.models import RetentionRun
 from provenance.retention import job
 from tenancy.membership import project_for_user_or_404
@@ -26,7 +27,20 @@ def can_change_settings(user) -> bool:
 def settings_page(request, slug):
     project = project_for_user_or_404(request.user, slug)
     may_change = can_change_settings(request.user)
-    form = ProjectSettingsForm(project, request.POST if request.method == "POST" and may_change else None)
+    posted = request.POST if request.method == "POST" and may_change else None
+    prices = PriceRows(project.prices, posted if posted and "save_prices" in posted else None,
+                       new_model=request.GET.get("model", "")[:255])
+    if posted and "save_prices" in posted:
+        try:
+            project_settings.change(project, {"prices": prices.table()})
+        except project_settings.SettingsError as error:
+            prices.add_api_errors(error.fields)
+        else:
+            messages.success(request, "Prices saved. Nodes stored from now on are priced with them; "
+                                      "costs already stored stay as they were.")
+            return redirect("provenance:settings", project.slug)
+        posted = None
+    form = ProjectSettingsForm(project, posted)
     preview = None
     if form.is_bound and form.is_valid():
         changes = form.changes()
@@ -52,4 +66,5 @@ def settings_page(request, slug):
         "previewing_unsaved": form.is_bound,
         "runs": RetentionRun.objects.filter(project=project).order_by("-started_at", "-pk")[:RUNS_SHOWN],
         "full_share": job.share_with_full_text(project),
+        "prices": prices,
     })

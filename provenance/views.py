@@ -67,6 +67,7 @@ def trace_detail(request, slug, trace_id):
         "final": final,
         "verdict": reading.latest_verdict(trace),
         "fused_count": reading.fused_counts([trace]).get(trace.pk, 0),
+        "totals": reading.trace_totals(trace),
         # `?analyze=PRODUCT_ID` opens the page with that node's root cause shown.
         "analyze": request.GET.get("analyze", ""),
         "selected": request.GET.get("analyze") or request.GET.get("node") or (final.product_id if final else ""),

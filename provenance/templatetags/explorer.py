@@ -3,7 +3,7 @@
 from django import template
 from django.urls import NoReverseMatch, reverse
 
-from provenance import colors
+from provenance import colors, costs
 
 register = template.Library()
 
@@ -12,6 +12,21 @@ register = template.Library()
 def confidence_color(value) -> str:
     """The color of a confidence on the product's one scale (grey when unknown)."""
     return colors.confidence_color(value)
+
+
+@register.filter
+def usd(value) -> str:
+    return costs.format_usd(value)
+
+
+@register.filter
+def milliseconds(value) -> str:
+    return costs.format_ms(value)
+
+
+@register.filter
+def absolute(value):
+    return abs(value) if value is not None else None
 
 
 @register.simple_tag(takes_context=True)

@@ -593,6 +593,20 @@
       .forEach(function (id) { clear(document.getElementById(id)); });
   }
 
+  // The same formats as the trace header's (provenance.costs).
+  function formatMs(value) {
+    if (value === null || value === undefined) return null;
+    return value < 1000 ? Math.round(value).toLocaleString("en-US") + " ms"
+      : (value / 1000).toLocaleString("en-US", {minimumFractionDigits: 2, maximumFractionDigits: 2}) + " s";
+  }
+
+  function formatUsd(value) {
+    if (value === 0) return "$0";
+    if (value >= 1) return "$" + value.toLocaleString("en-US", {minimumFractionDigits: 2, maximumFractionDigits: 2});
+    if (value >= 0.001) return "$" + Number(value.toPrecision(3)).toString();
+    return "$" + value.toFixed(6).replace(/0+$/, "");
+  }
+
   function fact(list, label, value) {
     list.appendChild(el("dt", null, label));
     const dd = el("dd");
@@ -625,6 +639,10 @@
     fact(facts, "Status", node.status);
     fact(facts, "Fuse state", node.fuse_state);
     fact(facts, "Round", node.round);
+    fact(facts, "Duration", formatMs(node.duration_ms));
+    fact(facts, "Model", node.model);
+    fact(facts, "Tokens", node.usage ? node.usage.input_tokens + " in · " + node.usage.output_tokens + " out" : null);
+    fact(facts, "Cost", node.cost_usd === null ? (node.usage ? "unpriced" : null) : formatUsd(node.cost_usd));
     fact(facts, "Timestamp", node.timestamp);
     fact(facts, "Trace", node.trace_id);
 
