@@ -59,6 +59,13 @@ FIGURES = {
     "total": INTEGER, "judged": INTEGER, "passed": INTEGER, "failed": INTEGER, "missing": INTEGER,
     "accuracy": nullable(NUMBER), "intervention_rate": nullable(NUMBER), "mean_latency_ms": nullable(NUMBER),
 }
+TRADE_OFF = {
+    "cost_usd": nullable({**NUMBER, "description": "Over the nodes of the results' traces; null: none has a cost."}),
+    "cost_per_passed": nullable({**NUMBER, "description": "cost_usd ÷ passed; null when nothing passed."}),
+    "cost_per_trace": nullable(NUMBER),
+    "fuse_rate": nullable({**NUMBER, "description": "Fused nodes ÷ nodes of the results' traces."}),
+    "p95_latency_ms": nullable({**NUMBER, "description": "Nearest rank over the results' latency_ms."}),
+}
 RUN_FIELDS = {
     "id": INTEGER, "dataset": STRING, "dataset_version": INTEGER, "name": STRING,
     "status": enum("open", "finished"), "metadata": FREE_OBJECT, "created_at": DATETIME,
@@ -68,12 +75,13 @@ RUN = obj(RUN_FIELDS, required=["id", "dataset", "dataset_version", "status"])
 RUN_LISTED = obj({**RUN_FIELDS, **FIGURES}, required=["id", "dataset", "dataset_version", "status"])
 RUN_DETAIL = obj(
     {
-        **RUN_FIELDS, **FIGURES,
+        **RUN_FIELDS, **FIGURES, **TRADE_OFF,
         "by_tag": {"type": "object", "additionalProperties": obj({"total": INTEGER, "passed": INTEGER,
                                                                   "accuracy": nullable(NUMBER)})},
         "results": array(obj({
             "item_id": STRING, "expected": ANY, "actual": ANY, "passed": BOOLEAN, "detail": STRING,
             "trace_id": STRING, "product_id": STRING, "latency_ms": nullable(NUMBER), "escalated": BOOLEAN,
+            "cost_usd": nullable({**NUMBER, "description": "The cost of its trace's nodes; null: none has one."}),
         }, required=["item_id", "passed"])),
         "missing_items": array(STRING),
         "drifted": array(STRING),
@@ -87,7 +95,12 @@ RESULTS_REQUEST = obj({"results": array(obj({
 }, required=["item_id"]), maxItems=1000)})
 RESULT_ENTRY = obj({"item_id": nullable(STRING), "status": INTEGER, "passed": BOOLEAN, "message": STRING},
                    required=["status", "passed"])
+TRADE_OFF_SIDE = obj({**TRADE_OFF, "accuracy": nullable(NUMBER), "escalated": INTEGER,
+                      "intervention_rate": nullable(NUMBER)})
 COMPARISON = obj({
+    "trade_off": obj({"here": TRADE_OFF_SIDE, "there": TRADE_OFF_SIDE}),
+    **{f"{name}_delta": nullable(NUMBER) for name in ("cost_usd", "cost_per_passed", "cost_per_trace", "p95_latency_ms",
+                                                       "fuse_rate")},
     "accuracy_delta": nullable(NUMBER), "fixed": array(STRING), "broken": array(STRING),
     "still_failing": array(STRING), "only_here": array(STRING), "only_there": array(STRING),
 }, required=["accuracy_delta", "fixed", "broken", "still_failing"])

@@ -15,6 +15,7 @@ from django.db import connection, transaction
 from django.db.models import Avg, Count, Q
 from django.utils import timezone
 
+from evals import costs
 from evals.datasets import in_version_sql
 from evals.judge import judge
 from evals.models import DatasetVersion, Item, Result, Run, RunStatus
@@ -167,6 +168,14 @@ def totals(run: Run, total: int) -> dict:
     return _figures(total, found["judged"], found["passed"], found["escalated"], found["mean_latency_ms"])
 
 
+def trade_off_figures(run: Run, total: int) -> dict:
+    """The run's side of a comparison's trade-off table: accuracy, escalations,
+    fuse rate, p95 latency and what it cost (evals.costs)."""
+    figures = totals(run, total)
+    latencies = list(run.results.exclude(latency_ms=None).values_list("latency_ms", flat=True))
+    return {**figures, **costs.trade_off(costs.trace_costs(run), figures["passed"], latencies)}
+
+
 def _figures(total: int, judged: int, passed: int, escalated: int, mean_latency) -> dict:
     return {
         "total": total, "judged": judged, "passed": passed, "failed": judged - passed, "missing": total - judged,
@@ -225,6 +234,11 @@ def summary(run: Run, *, raw: bool = False) -> dict:
                        "escalated": bool(was_escalated), "error": error, "kind": kind, "tags": tags,
                        "origin": origin, "drifted": bool(drifted)})
     figures = _figures(len(rows), len(listed), passed, escalated, sum(latencies) / len(latencies) if latencies else None)
+    traces = costs.trace_costs(run)
+    for result in listed:
+        found = traces.get(result["trace_id"])
+        result["cost_usd"] = found.cost_usd if found else None
+    figures.update(costs.trade_off(traces, passed, latencies))
     return {
         **run_json(run, figures),
         "by_tag": {tag: {"total": total, "passed": ok, "accuracy": ratio(ok, total)}

@@ -259,6 +259,7 @@ def run_compare(request, slug, run_id):
     others = runs.runs_of(run.dataset).exclude(pk=run.pk).filter(status=RunStatus.FINISHED)[:50]
     return render(request, "evals/run_compare.html", {
         "project": project, "run": run, "other": other, "compared": compared,
+        "trade_off": comparison.trade_off_rows(compared["trade_off"]),
         "fixed": rows(compared["fixed"]), "broken": rows(compared["broken"]),
         "still_failing": rows(compared["still_failing"]), "others": others,
     })
