@@ -11,6 +11,7 @@ Everything reaches the dashboard over its public HTTP API.
     question = df.record("ticket-1", "gateway", "Where is my refund?", source_type="user_input")
 """
 
+from denoiseflow.costs import EXPENSIVE_PATHS, Priced, llm_fields, model_of, usage_of
 from denoiseflow.entropy import semantic_entropy
 from denoiseflow.evaluation import Answer, Case, EvaluationError, current_case, evaluate
 from denoiseflow.fuse import ACCEPT, BLOCK, DOWNWEIGHT, ConfidenceFuse, FuseResult, Thresholds, normalize
@@ -22,6 +23,7 @@ from denoiseflow.redundancy import RedundantResult, arun_redundant, diversity, r
 from denoiseflow.reflection import Reflection, reflect
 from denoiseflow.signals import CombinedConfidence, combine_signals, fuse_signals
 from denoiseflow.similarity import canonical, text_similarity
+from denoiseflow.steps import Step, step
 from denoiseflow.tool_checks import ToolCheck, ToolRules, check_tool_result
 from denoiseflow.transport import HttpTransport, Reply, TransportError
 from denoiseflow.validators import Invalid, all_of, in_range, one_of, schema
@@ -29,10 +31,11 @@ from denoiseflow.version import __version__
 
 __all__ = [
     "ACCEPT", "Answer", "BLOCK", "Case", "CombinedConfidence", "ConfidenceFuse", "CrossCheckResult", "DOWNWEIGHT",
-    "EvaluationError", "Feedback", "FuseResult", "GuardResult", "HttpTransport", "Invalid", "NodeRef", "Output",
-    "Policy", "PolicyClient", "Recorder", "RedundantResult", "Reflection", "Reply", "Thresholds", "ToolCheck",
-    "ToolRules", "TransportError", "__version__", "all_of", "arun_redundant", "canonical", "check_tool_result",
-    "combine_signals", "configure", "cross_check", "current_case", "diversity", "evaluate", "flush", "fuse",
-    "fuse_signals", "get_recorder", "guard", "in_range", "new_id", "normalize", "one_of", "policy", "policy_client",
-    "record", "reflect", "review", "run_redundant", "schema", "semantic_entropy", "text_similarity",
+    "EXPENSIVE_PATHS", "EvaluationError", "Feedback", "FuseResult", "GuardResult", "HttpTransport", "Invalid", "NodeRef",
+    "Output", "Policy", "PolicyClient", "Priced", "Recorder", "RedundantResult", "Reflection", "Reply", "Step",
+    "Thresholds", "ToolCheck", "ToolRules", "TransportError", "__version__", "all_of", "arun_redundant", "canonical",
+    "check_tool_result", "combine_signals", "configure", "cross_check", "current_case", "diversity", "evaluate",
+    "flush", "fuse", "fuse_signals", "get_recorder", "guard", "in_range", "llm_fields", "model_of", "new_id",
+    "normalize", "one_of", "policy", "policy_client", "record", "reflect", "review", "run_redundant", "schema",
+    "semantic_entropy", "step", "text_similarity", "usage_of",
 ]

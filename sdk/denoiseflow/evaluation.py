@@ -12,10 +12,13 @@ in its own recorded trace, and let the dashboard judge the answers.
     summary = df.evaluate("ticket-stats", answer, name="prompt-v8")
     print(summary["accuracy"])
 
-Each case runs inside trace `eval-<run>-<item>`: an input node is recorded
-first (the task's nodes can name it as their parent), and unless the task names
-its own final node an answer node is recorded after it, so every result opens
-onto a provenance DAG on the dashboard. Standard library only.
+Each case runs inside trace `eval-<run>-<item>`, in the `evaluation`
+environment: an input node is recorded first (the task's nodes can name it as
+their parent), and unless the task names its own final node an answer node is
+recorded after it, so every result opens onto a provenance DAG on the
+dashboard. The summary's results carry each case's `cost_usd` (its trace's
+nodes), and the run its `cost_usd`, `cost_per_passed` and `p95_latency_ms`.
+Standard library only.
 """
 
 import contextvars
@@ -31,6 +34,8 @@ from denoiseflow.transport import HttpTransport, TransportError
 from denoiseflow.version import USER_AGENT
 
 AGENT_ID = "evaluation"
+# The environment of every case's trace: evaluation traffic never moves production's figures.
+ENVIRONMENT = "evaluation"
 MAX_RESULTS_PER_CALL = 1000
 
 
@@ -54,6 +59,7 @@ class Case:
         """Records a node of this case's trace (consuming the input node unless
         `parent_ids` says otherwise), through the evaluation's recorder."""
         fields.setdefault("parent_ids", [self.input_node] if self.input_node else [])
+        fields.setdefault("environment", ENVIRONMENT)
         return (self.recorder or get_recorder()).record(self.trace_id, agent_id, content, **fields)
 
 
@@ -112,6 +118,7 @@ def _run_case(recorder: Recorder, run_id: int, item: dict, task) -> dict:
     input_node = recorder.record(
         trace_id, AGENT_ID, _json_text(item.get("input")), step="eval_input", source_type="user_input",
         product_id=f"{trace_id}:input", event_id=f"node:{trace_id}:input", metadata={"eval_item": item["id"]},
+        environment=ENVIRONMENT,
     )
     case = Case(run_id, item["id"], trace_id, item.get("input"), tuple(item.get("tags") or ()), input_node, recorder)
     token = _current.set(case)
@@ -130,7 +137,7 @@ def _run_case(recorder: Recorder, run_id: int, item: dict, task) -> dict:
         node = recorder.record(
             trace_id, AGENT_ID, error or _json_text(answer.actual), step="eval_answer", source_type="final_answer",
             parent_ids=[input_node], product_id=f"{trace_id}:answer", event_id=f"node:{trace_id}:answer",
-            status="error" if error else None,
+            status="error" if error else None, environment=ENVIRONMENT,
         )
     result = {"item_id": item["id"], "actual": answer.actual, "trace_id": trace_id, "product_id": str(node),
               "latency_ms": round(latency_ms, 3), "escalated": bool(answer.escalated)}
@@ -174,10 +181,11 @@ def evaluate(dataset: str, task, name: str = "", *, concurrency: int = 4, only=N
 
 
 def previous_run(dataset: str, run_id: int, recorder: Recorder | None = None) -> dict | None:
-    """The newest finished run of `dataset` before `run_id`, with its figures."""
+    """The newest finished run of `dataset` before `run_id`, with its figures
+    (the `GET /api/v1/runs/{id}` document: cost per passed case included)."""
     recorder = recorder or get_recorder()
     client = Client(recorder.url, recorder.api_key)
     for run in client.call("GET", "/api/v1/runs", query={"dataset": dataset, "limit": 100}):
         if run["id"] != run_id and run["status"] == "finished" and run["id"] < run_id:
-            return run
+            return client.call("GET", f"/api/v1/runs/{run['id']}")
     return None

@@ -5,12 +5,20 @@ code `judge_rejected` — recorded on the answer's node when one is given.
 A judge returns a bool, `(ok, reason)`, a mapping (`{"ok"|"accept"|"pass":
 bool, "reason": str, "confidence": float}` or `{"verdict": "pass"|"fail"}`),
 or text whose first word says it (`PASS: …`, `no - the date is wrong`).
+
+What it cost: a judge that returns `df.Priced` says its model, usage or cost;
+with `node`, its call is then recorded as a `verification` node on the answer,
+timed and marked `metadata.expensive_path = "cross_check"` with
+`expensive_path_of` = the answer's product id (`record_call=True` records it
+without prices too).
 """
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from denoiseflow.costs import CROSS_CHECK, marked, unwrap
 from denoiseflow.recorder import get_recorder
 from denoiseflow.vocabulary import ACCEPT, BLOCK, DOWNWEIGHT
 
@@ -69,12 +77,14 @@ def read_verdict(said: Any) -> tuple[bool | None, str, float | None]:
 
 
 def cross_check(answer, judge: Callable[[Any], Any], *, node=None, recorder=None, by_agent_id: str = "judge",
-                threshold: float | None = None) -> CrossCheckResult:
+                threshold: float | None = None, record_call: bool | None = None) -> CrossCheckResult:
     """Asks `judge(answer)` and turns its verdict into a fuse decision; with
     `node` (the answer's `NodeRef`) it is recorded as a fuse event on it.
     `threshold`: a judge's confidence below it counts as a rejection."""
+    started, priced = time.perf_counter(), {}
     try:
-        ok, reason, confidence = read_verdict(judge(answer))
+        said, priced = unwrap(judge(answer))
+        ok, reason, confidence = read_verdict(said)
     except Exception as error:  # a broken judge neither passes nor condemns the answer
         verdict = CrossCheckResult(DOWNWEIGHT, f"judge failed: {type(error).__name__}: {error}"[:500], JUDGE_UNCLEAR)
     else:
@@ -88,5 +98,11 @@ def cross_check(answer, judge: Callable[[Any], Any], *, node=None, recorder=None
         else:
             verdict = CrossCheckResult(BLOCK, reason or "judge rejected the answer", JUDGE_REJECTED, confidence)
     if node is not None:
-        (recorder or get_recorder()).fuse(node, verdict, by_agent_id=by_agent_id)
+        recorder = recorder or get_recorder()
+        if record_call or (record_call is None and priced):
+            recorder.record(getattr(node, "trace_id", None), by_agent_id, verdict.reason, step="cross_check",
+                            source_type="verification", parent_ids=[node], confidence=verdict.confidence,
+                            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                            metadata=marked({"judge_decision": verdict.decision}, CROSS_CHECK, node), **priced)
+        recorder.fuse(node, verdict, by_agent_id=by_agent_id)
     return verdict

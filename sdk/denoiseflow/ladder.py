@@ -11,7 +11,11 @@ It is called with `feedback=None` first; on a retry, `feedback` is a `Feedback`
 naming the attempt, the fuse reason and its code, so the producer can do
 better than repeat itself. Every attempt is recorded as a node (retries with
 `retry_of` and `attempt`), every decision as a fuse event by the consumer,
-carrying its `reason_code` and `policy_version`.
+carrying its `reason_code` and `policy_version`. Each attempt's node carries
+the producer call's `duration_ms` (and its model, usage or cost when the
+producer returns them in its `Output`, or as `df.Priced`); a retry is the
+price of a fuse: `metadata.expensive_path = "fuse_retry"`, `expensive_path_of`
+= the first attempt's product id.
 
 The limits come from the policy profile (`max_retries`, `escalate_after`,
 `max_rounds`) unless given. An accepted first attempt, the common case, costs
@@ -29,14 +33,17 @@ One logic drives both: `_ladder` is a generator that yields the calls to make
 and receives their results; `guard` makes them directly or awaits them.
 """
 
+import dataclasses
 import inspect
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from denoiseflow.awaitables import is_async
+from denoiseflow.costs import FUSE_RETRY, marked, unwrap
 from denoiseflow.fuse import ACCEPT, BLOCK, DOWNWEIGHT, ConfidenceFuse, FuseResult
 from denoiseflow.recorder import NodeRef, get_recorder, new_id
 from denoiseflow.vocabulary import DEFAULT_PROFILE
@@ -55,6 +62,11 @@ class Output:
     confidence_scale: float | None = None
     metrics: dict | None = None
     metadata: dict | None = None
+    # What the attempt cost: guard times each call; the producer may say the rest.
+    duration_ms: float | None = None
+    model: str | None = None
+    usage: dict | None = None
+    cost_usd: float | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +137,9 @@ _LIMITS: dict[tuple, tuple] = {}  # (policy copy id, profile, overrides) -> (tha
 
 
 def as_output(value) -> Output:
+    value, priced = unwrap(value)
+    if priced:
+        return dataclasses.replace(as_output(value), **priced)
     if isinstance(value, Output):
         return value
     if isinstance(value, tuple) and len(value) == 2:
@@ -180,12 +195,21 @@ def _policy_fuse(profile: str) -> ConfidenceFuse:
     return found
 
 
+def _timed(answer, started: float) -> Output:
+    """A producer's answer as an Output carrying the call's wall time (unless it says its own)."""
+    output = as_output(answer)
+    if output.duration_ms is None:
+        output = dataclasses.replace(output, duration_ms=round((time.perf_counter() - started) * 1000, 3))
+    return output
+
+
 def _drive(ladder, produce, cross_check) -> GuardResult:
     call = next(ladder)
     while True:
         kind, argument = call
         try:
-            answer = produce(argument) if kind == "produce" else cross_check(*argument)
+            started = time.perf_counter()
+            answer = _timed(produce(argument), started) if kind == "produce" else unwrap(cross_check(*argument))[0]
             call = ladder.send(answer)
         except StopIteration as done:
             return done.value
@@ -195,9 +219,11 @@ async def _drive_async(ladder, produce, cross_check) -> GuardResult:
     call = next(ladder)
     while True:
         kind, argument = call
+        started = time.perf_counter()
         answer = produce(argument) if kind == "produce" else cross_check(*argument)
         if inspect.isawaitable(answer):
             answer = await answer
+        answer = _timed(answer, started) if kind == "produce" else unwrap(answer)[0]
         try:
             call = ladder.send(answer)
         except StopIteration as done:
@@ -211,7 +237,7 @@ class _Events:
         self.recorder, self.trace_id, self.consumer, self.clock = recorder, trace_id, consumer, clock
 
     def node(self, agent_id, step, source_type, parent_ids, output: Output, round_, previous, attempt,
-             inline: FuseResult | None) -> NodeRef:
+             inline: FuseResult | None, first: NodeRef | None = None) -> NodeRef:
         product_id = new_id()
         body = {"trace_id": self.trace_id, "product_id": product_id, "agent_id": agent_id, "parent_ids": parent_ids,
                 "round": round_}
@@ -229,9 +255,14 @@ class _Events:
             body["metrics"] = output.metrics
         if output.metadata:
             body["metadata"] = output.metadata
+        for name in ("duration_ms", "model", "usage", "cost_usd"):
+            if getattr(output, name) is not None:
+                body[name] = getattr(output, name)
         if previous is not None:
             body["retry_of"] = previous.product_id
             body["attempt"] = attempt
+            # A retry exists because a fuse blocked the attempt before: the price of that fuse.
+            body["metadata"] = marked(output.metadata, FUSE_RETRY, first or previous)
         if inline is not None:
             body["fuse"] = inline.as_fuse()
         self.recorder.emit("node", body, self.clock() if self.clock else None)
@@ -255,6 +286,7 @@ def _ladder(fuse, limits: Limits, events: _Events, agent_id, step, source_type, 
     streak = (events.trace_id, events.consumer, agent_id, step)
     verdicts: list[FuseResult] = []
     previous: NodeRef | None = None
+    first: NodeRef | None = None  # the first attempt, which every retry serves
     feedback: Feedback | None = None
     content = None
     for attempt in range(1, limits.max_retries + 2):
@@ -276,7 +308,8 @@ def _ladder(fuse, limits: Limits, events: _Events, agent_id, step, source_type, 
             node = events.node(agent_id, step, source_type, parent_ids, output, round_, None, attempt, verdict)
             STREAKS.reset(streak)
             return GuardResult(ACCEPTED, content, verdict, node, attempt, verdicts, verdict.reason)
-        node = events.node(agent_id, step, source_type, parent_ids, output, round_, previous, attempt, None)
+        node = events.node(agent_id, step, source_type, parent_ids, output, round_, previous, attempt, None, first)
+        first = first or node
         events.fuse(node, verdict)
         if verdict.decision == DOWNWEIGHT and can_cross_check:
             if not (yield "check", (content, verdict)):

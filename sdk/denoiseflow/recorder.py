@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from denoiseflow import retry
+from denoiseflow.costs import llm_fields
 from denoiseflow.serialization import Encoding
 from denoiseflow.transport import HttpTransport, TransportError
 from denoiseflow.version import USER_AGENT
@@ -137,12 +138,24 @@ class Recorder:
         product_id: str | None = None,
         timestamp=None,
         event_id: str | None = None,
+        environment: str | None = None,
+        duration_ms: float | None = None,
+        model: str | None = None,
+        usage: dict | None = None,
+        cost_usd: float | None = None,
+        llm=None,
     ) -> NodeRef:
         """Buffers one node (one artifact of one agent step) and returns its ref.
         A fixed `event_id` makes a re-run of the same work store nothing twice.
+        `llm`: a model response (OpenAI, Anthropic, LangChain) whose model and
+        token usage the node carries, unless `model` / `usage` say otherwise.
         Never raises: whatever cannot be encoded is replaced and counted."""
         product_id = product_id or new_id()
         try:
+            if llm is not None:
+                implied = llm_fields(llm)
+                model = model or implied.get("model")
+                usage = usage or implied.get("usage")
             encoding = Encoding()
             body = {"trace_id": trace_id, "product_id": product_id, "agent_id": agent_id,
                     "parent_ids": [encoding.text(p) for p in parent_ids or ()]}
@@ -152,6 +165,8 @@ class Recorder:
                 "raw_input": None if raw_input is None else encoding.text(raw_input),
                 "confidence": confidence, "confidence_scale": confidence_scale, "round": round, "status": status,
                 "metrics": metrics or None, "fuse": fuse_body(fuse), "metadata": metadata or None,
+                "environment": environment, "duration_ms": duration_ms, "model": model, "usage": usage,
+                "cost_usd": cost_usd,
             }
             body.update({k: v for k, v in optional.items() if v is not None})
             self.emit("node", body, timestamp, event_id, encoding)

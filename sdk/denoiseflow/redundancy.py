@@ -15,19 +15,29 @@ Validate-first (dynamic redundancy): with `validate=` (or `confidence_of=`)
 the step runs once and that answer is returned at once if it passes; only a
 failed validation or a confidence below `min_confidence` pays for the vote.
 The result says which path ran (`path`), and so does the recorded node.
+
+What it cost: every sample is timed, and a sample that returns `df.Priced`
+says its model, usage or cost. `record()` then records each sample as a node
+the vote consumes (the vote's own node carries the wall time, not the
+samples' tokens, so nothing is counted twice); the samples beyond the first
+call are marked `metadata.expensive_path = "redundant_sample"` with
+`expensive_path_of` naming the vote. Without prices the vote alone is
+recorded, with its wall time (`record_samples=True` records the samples anyway).
 """
 
 import asyncio
 import inspect
 import json
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
 from denoiseflow.awaitables import is_async
+from denoiseflow.costs import REDUNDANT_SAMPLE, marked, unwrap
 from denoiseflow.entropy import normalized_entropy
-from denoiseflow.recorder import NodeRef, get_recorder
+from denoiseflow.recorder import NodeRef, get_recorder, new_id
 from denoiseflow.similarity import (
     MISSING,
     Cluster,
@@ -94,6 +104,9 @@ class RedundantResult:
     path: str = VOTED  # "voted"; validate-first: "validated" (one call) or "sampled"
     agreement: float = 0.6
     validation_error: str = ""  # why the first answer did not pass, on the "sampled" path
+    # Per sample, in variant order: {"duration_ms", and "model", "usage", "cost_usd" when it said}.
+    calls: list = field(default_factory=list)
+    duration_ms: float | None = None  # the whole run's wall time
 
     @property
     def failures(self) -> int:
@@ -148,13 +161,42 @@ class RedundantResult:
             fields["fuse"] = verdict
         return fields
 
-    def record(self, trace_id: str, agent_id: str, *, recorder=None, **fields) -> NodeRef:
-        """Records the vote as one node; `fields` add to (or override) `node_fields()`."""
+    @property
+    def priced(self) -> bool:
+        return any(len(call) > 1 for call in self.calls)
+
+    def record(self, trace_id: str, agent_id: str, *, recorder=None, record_samples: bool | None = None,
+               **fields) -> NodeRef:
+        """Records the vote as one node (and its samples, see the module's
+        note); `fields` add to (or override) `node_fields()`."""
+        recorder = recorder or get_recorder()
         merged = self.node_fields()
         merged["metadata"] = {**merged["metadata"], **(fields.pop("metadata", None) or {})}
         merged["metrics"] = {**merged["metrics"], **(fields.pop("metrics", None) or {})}
+        if self.duration_ms is not None:
+            merged["duration_ms"] = self.duration_ms
+        if self.path == VALIDATED and self.calls:
+            merged.update({k: v for k, v in self.calls[0].items() if k != "duration_ms"})
+        elif record_samples or (record_samples is None and self.priced):
+            merged["product_id"] = fields.pop("product_id", None) or new_id()
+            merged["parent_ids"] = [*fields.get("parent_ids", ()), *self.record_samples(
+                trace_id, agent_id, recorder, merged["product_id"], fields)]
+            fields.pop("parent_ids", None)
         merged.update(fields)
-        return (recorder or get_recorder()).record(trace_id, agent_id, **merged)
+        return recorder.record(trace_id, agent_id, **merged)
+
+    def record_samples(self, trace_id, agent_id, recorder, vote_id: str, fields: dict) -> list[NodeRef]:
+        """One node per sample that answered, consuming what the vote consumes."""
+        nodes = []
+        for index, (sample, call) in enumerate(zip(self.samples, self.calls, strict=False)):
+            metadata = {"redundancy_sample": index}
+            if index > 0:
+                metadata = marked(metadata, REDUNDANT_SAMPLE, vote_id)
+            nodes.append(recorder.record(
+                trace_id, agent_id, None if sample is MISSING else as_text(sample), step=fields.get("step", ""),
+                source_type=fields.get("source_type", ""), parent_ids=fields.get("parent_ids", ()),
+                status="error" if sample is MISSING else None, metadata=metadata, **call))
+        return nodes
 
 
 def keyword_filter(step) -> Callable[[dict], dict]:
@@ -195,6 +237,12 @@ class Plan:
     def caller(self, step) -> Callable[[int], Any]:
         accepts = keyword_filter(step)
         return lambda index: step(**accepts(self.variants(index)))
+
+    def finish(self, result: RedundantResult, calls: dict, started: float) -> RedundantResult:
+        """The result with each sample's call (duration, priced fields) and the run's wall time."""
+        result.calls = [calls.get(index, {}) for index in range(len(result.samples))]
+        result.duration_ms = round((time.perf_counter() - started) * 1000, 3)
+        return result
 
     def rejection(self, answer) -> str | None:
         return None if self.validate is None else outcome(self.validate, answer)
@@ -314,15 +362,16 @@ def run_redundant(
                      max_concurrency=max_concurrency, max_workers=max_workers, timeout=timeout)
     if is_async(step):
         return run_coroutine(arun_with(plan, step))
-    call = plan.caller(step)
+    started, calls = time.perf_counter(), {}
+    call = timed(plan.caller(step), calls)
     if not plan.validate_first:
-        return plan.tally(plan.keep_valid(sample_threads(call, range(n), plan)))
+        return plan.finish(plan.tally(plan.keep_valid(sample_threads(call, range(n), plan))), calls, started)
     first = sample_threads(call, [0], plan)[0] if timeout is not None else call_once(call, 0)
     cheap, reason = plan.first_verdict(first)
     if cheap is not None:
-        return cheap
+        return plan.finish(cheap, calls, started)
     rest = sample_threads(call, range(1, n), plan) if n > 1 else []
-    return plan.tally(plan.keep_valid([first, *rest]), SAMPLED, reason)
+    return plan.finish(plan.tally(plan.keep_valid([first, *rest]), SAMPLED, reason), calls, started)
 
 
 async def arun_redundant(step: Callable[..., Any], n: int = 5, **options) -> RedundantResult:
@@ -334,15 +383,38 @@ async def arun_redundant(step: Callable[..., Any], n: int = 5, **options) -> Red
 
 
 async def arun_with(plan: Plan, step) -> RedundantResult:
-    call = plan.caller(step)
+    started, calls = time.perf_counter(), {}
+    call = timed(plan.caller(step), calls)
     if not plan.validate_first:
-        return plan.tally(plan.keep_valid(await sample_async(call, range(plan.n), plan)))
+        return plan.finish(plan.tally(plan.keep_valid(await sample_async(call, range(plan.n), plan))), calls, started)
     first = (await sample_async(call, [0], plan))[0]
     cheap, reason = plan.first_verdict(first)
     if cheap is not None:
-        return cheap
+        return plan.finish(cheap, calls, started)
     rest = await sample_async(call, range(1, plan.n), plan) if plan.n > 1 else []
-    return plan.tally(plan.keep_valid([first, *rest]), SAMPLED, reason)
+    return plan.finish(plan.tally(plan.keep_valid([first, *rest]), SAMPLED, reason), calls, started)
+
+
+def timed(call, calls: dict):
+    """`call` that notes, per sample index, its duration and what a `Priced`
+    answer said, and hands on the bare answer. A coroutine's time is its own
+    (awaited here), not the time it waited for the event loop's other samples."""
+
+    def note(index, started, result):
+        value, fields = unwrap(result)
+        calls[index] = {"duration_ms": round((time.perf_counter() - started) * 1000, 3), **fields}
+        return value
+
+    def run(index):
+        started = time.perf_counter()
+        result = call(index)
+        if inspect.isawaitable(result):
+            async def finish():
+                return note(index, started, await result)
+            return finish()
+        return note(index, started, result)
+
+    return run
 
 
 def call_once(call, index: int):

@@ -46,3 +46,21 @@ def guarded(question):
         if result.needs_person:
             break
     return denoiseflow.Answer(accepted, escalated=escalated)
+
+
+def priced_answer(question):
+    """Answers right, in a timed step whose model call used tokens growing with n."""
+    n = question["n"]
+    with denoiseflow.step("answer_agent", step="answer", source_type="final_answer") as answer:
+        answer.content = str(n * 10)
+        answer.set(model="fake-small", usage={"input_tokens": 100 * n, "output_tokens": 10 * n})
+    return denoiseflow.Answer(n * 10, node=answer.node)
+
+
+def pricier_answer(question):
+    """priced_answer at ten times the tokens: the same accuracy, a higher cost per passed case."""
+    n = question["n"]
+    with denoiseflow.step("answer_agent", step="answer", source_type="final_answer") as answer:
+        answer.content = str(n * 10)
+        answer.set(model="fake-small", usage={"input_tokens": 1000 * n, "output_tokens": 100 * n})
+    return denoiseflow.Answer(n * 10, node=answer.node)

@@ -82,3 +82,24 @@ def test_the_command_fails_below_min_accuracy_or_below_the_previous_run(truth_se
 
     broken = cli(live_server, key, "--dataset", "ticket-stats", "--task", "tests.denoiseflow.eval_tasks:missing")
     assert broken.returncode == 2 and "error:" in broken.stderr
+
+
+def test_the_command_fails_when_the_cost_per_passed_case_rose_more_than_allowed(truth_set, live_server,
+                                                                                project_and_key, api):
+    api.patch("/api/v1/project", {"prices": {"fake-small": {"input_per_mtok": 1.0, "output_per_mtok": 4.0}}},
+              format="json")
+    key = project_and_key[1]
+    task = "tests.denoiseflow.eval_tasks:"
+    first = cli(live_server, key, "--dataset", "ticket-stats", "--task", task + "priced_answer")
+    assert first.returncode == 0, first.stderr
+    same = cli(live_server, key, "--dataset", "ticket-stats", "--task", task + "priced_answer",
+               "--max-cost-increase", "0.2")
+    assert same.returncode == 0, same.stderr
+    pricier = cli(live_server, key, "--dataset", "ticket-stats", "--task", task + "pricier_answer",
+                  "--max-cost-increase", "0.2")
+    assert pricier.returncode == 1
+    assert "cost per passed case" in pricier.stderr and "more than --max-cost-increase 20%" in pricier.stderr
+    # Without the flag, the same rise is reported but does not fail the run.
+    again = cli(live_server, key, "--dataset", "ticket-stats", "--task", task + "pricier_answer")
+    assert again.returncode == 0, again.stderr
+    assert "cost per passed case" in again.stdout

@@ -16,7 +16,9 @@ with `status: error`.
 Per-run hints go in LangChain's run metadata: `denoise_agent_id`, `denoise_step`,
 `denoise_source_type`, `denoise_confidence` (`denoise_keep: True` keeps a run
 that would be skipped). LLM runs whose generations carry token log
-probabilities get exp(mean log probability) as their confidence.
+probabilities get exp(mean log probability) as their confidence. Every node
+carries its run's `duration_ms`; LLM runs their `model` and `usage`
+(`llm_output`'s token usage, else the messages' `usage_metadata`).
 
 Pure plumbing is skipped by default, so the DAG shows agent steps rather than
 framework internals: chain runs under LangChain's own names (`RunnableLambda`
@@ -141,7 +143,7 @@ class DenoiseCallbackHandler(BaseCallbackHandler):
         self._end(run_id, text(outputs))
 
     def on_llm_end(self, response, *, run_id, **kwargs):
-        self._end(run_id, llm_text(response), confidence=logprob_confidence(response))
+        self._end(run_id, llm_text(response), confidence=logprob_confidence(response), llm=response)
 
     def on_tool_end(self, output, *, run_id, **kwargs):
         self._end(run_id, text(output))
@@ -174,7 +176,7 @@ class DenoiseCallbackHandler(BaseCallbackHandler):
             self._runs[run_id] = Run(kind, name, parent_run_id, trace_id, inputs, order, datetime.now(UTC),
                                      dict(options.get("metadata") or {}), inherited)
 
-    def _end(self, run_id, output: str, *, status: str | None = None, confidence: float | None = None):
+    def _end(self, run_id, output: str, *, status: str | None = None, confidence: float | None = None, llm=None):
         with self._lock:
             run = self._runs.pop(run_id, None)
             if run is None:
@@ -200,8 +202,9 @@ class DenoiseCallbackHandler(BaseCallbackHandler):
             confidence=hints.get("denoise_confidence", confidence),
             status=status,
             raw_input=text(run.inputs),
-            metadata={"langchain_run_type": run.kind,
-                      "duration_ms": round((datetime.now(UTC) - run.started_at).total_seconds() * 1000, 3)},
+            metadata={"langchain_run_type": run.kind},
+            duration_ms=round((datetime.now(UTC) - run.started_at).total_seconds() * 1000, 3),
+            llm=llm,  # an LLM run's model and token usage (llm_output, else its messages' usage_metadata)
             product_id=product_id,
         )
 
