@@ -13,6 +13,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from demo.step_costs import PRICES
 from tenancy.models import ApiKey, Project, hash_api_key
 
 PROJECT_SLUG = "demo"
@@ -73,6 +74,10 @@ def ensure_demo_access() -> DemoAccess:
         demo = ensure_user("demo", "demo", superuser=False)
         ensure_user("admin", "admin", superuser=True)
         project, _ = Project.objects.get_or_create(slug=PROJECT_SLUG, defaults={"name": PROJECT_NAME})
+        if not project.prices:
+            # The demo's fake models at list-like prices, so its steps have costs.
+            project.prices = PRICES
+            project.save(update_fields=["prices"])
         project.members.add(demo)
         raw = stored_key(project)
         if raw is None:

@@ -6,7 +6,9 @@
 a recorded trace: `prompt-v1` (older, noisier) and `prompt-v2` (newer, better
 overall, yet it breaks a few cases v1 got right) — the comparison page shows
 what a release would fix and break at first sight. A wrong answer is built on a
-low-confidence retrieval fragment, so "Why is this wrong?" finds it.
+low-confidence retrieval fragment, so "Why is this wrong?" finds it. v2 buys
+its accuracy with the large model for reasoning and the answer, which the
+comparison's trade-off table prices (demo.step_costs).
 
 The runs' traces are stamped hours back (v1 a day ago, v2 two hours ago), so
 they stay out of the 15-minute windows the demo's alert rules watch.
@@ -17,11 +19,14 @@ import random
 from datetime import UTC, datetime, timedelta
 
 from demo.fake_llm import TICKETS, FakeLLM
+from demo.step_costs import step_fields
 from denoiseflow import Answer, Recorder, current_case, evaluate
 from denoiseflow.evaluation import Client
 
 DATASET = "ticket-triage"
 PROMPTS = (("prompt-v1", 0.34, 26), ("prompt-v2", 0.14, 2))  # (name, share of wrong answers, hours ago)
+# The model each prompt reasons and answers with.
+MODELS = {"prompt-v1": "fake-mini", "prompt-v2": "fake-large"}
 INTENTS = [intent for intent, _, _ in TICKETS]
 POLICY_DAYS = {"refund_status": 14, "delivery_delay": 10, "double_charge": 5, "login_problem": 1,
                "cancel_subscription": 0, "damaged_item": 7}
@@ -48,6 +53,10 @@ def _answerer(prompt: str, wrong_share: float, truth: dict):
     def answer(question):
         case = current_case()
         rng = random.Random(f"{case.item_id}:{prompt}")
+
+        def costs(name: str, step: str) -> dict:
+            return step_fields(case.trace_id, name, step, model=MODELS[prompt] if step != "retrieval" else None)
+
         expected = truth[case.item_id]
         wrong = rng.random() < wrong_share
         fragment = case.record(
@@ -55,7 +64,7 @@ def _answerer(prompt: str, wrong_share: float, truth: dict):
             if wrong else "Refunds are issued within 14 days of the return reaching the warehouse.",
             step="retrieval", source_type="retrieval", confidence=round(rng.uniform(0.22, 0.4) if wrong
                                                                         else rng.uniform(0.78, 0.95), 2),
-            metadata={"prompt": prompt})
+            metadata={"prompt": prompt}, **costs("fragment", "retrieval"))
         if wrong:
             kind = case.item_id.split("-")[0]
             if kind == "intent":
@@ -67,9 +76,11 @@ def _answerer(prompt: str, wrong_share: float, truth: dict):
         else:
             actual = expected.upper() if isinstance(expected, str) and rng.random() < 0.3 else expected
         reasoning = case.record("reasoning_agent", f"conclusion: {actual}", step="reasoning", source_type="reasoning",
-                                parent_ids=[case.input_node, fragment], confidence=round(rng.uniform(0.6, 0.9), 2))
+                                parent_ids=[case.input_node, fragment], confidence=round(rng.uniform(0.6, 0.9), 2),
+                                **costs("reasoning", "reasoning"))
         final = case.record("responder", str(actual), step="final_answer", source_type="final_answer",
-                            parent_ids=[reasoning], confidence=round(rng.uniform(0.55, 0.9), 2))
+                            parent_ids=[reasoning], confidence=round(rng.uniform(0.55, 0.9), 2),
+                            **costs("final", "final_answer"))
         return Answer(actual, escalated=wrong and rng.random() < 0.5, node=final)
 
     return answer

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from demo.fake_llm import Artifact, FakeLLM
+from demo.step_costs import step_fields
 from denoiseflow import ConfidenceFuse, NodeRef, Recorder, Thresholds, run_redundant
 
 FUSE = ConfidenceFuse(
@@ -57,8 +58,14 @@ class TraceWriter:
 
     def node(self, name: str, agent_id: str, content, *, parents=(), seconds=(0.2, 1.5), **fields) -> NodeRef:
         product_id = f"{self.trace_id}:{name}"
+        # What the step took and cost (demo.step_costs); a second round serves the first round's reasoning.
+        costs = step_fields(self.trace_id, name, fields.get("step", ""), fields.get("round"),
+                            f"{self.trace_id}:reasoning:r1", fields.get("metadata"))
+        merged = {**costs, **fields}
+        if "metadata" in costs:  # the node's own metadata with the marks
+            merged["metadata"] = costs["metadata"]
         return self.recorder.record(self.trace_id, agent_id, content, parent_ids=list(parents), product_id=product_id,
-                                    event_id=f"node:{product_id}", timestamp=self.tick(*seconds), **fields)
+                                    event_id=f"node:{product_id}", timestamp=self.tick(*seconds), **merged)
 
     def consume(self, consumer: str, inputs, fuse: ConfidenceFuse = FUSE) -> list[NodeRef]:
         """The consumer's fuse over its inputs: blocked ones are left out."""
