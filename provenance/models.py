@@ -6,7 +6,6 @@ from provenance.retention.digest import Sha256Field
 from provenance.vocabulary import FUSED, FuseDecision
 from tenancy.models import Project
 
-
 DEFAULT_ENVIRONMENT = "production"
 
 

@@ -4,7 +4,8 @@ the trace's totals. Every expected figure is recomputed from the events sent."""
 
 import pytest
 
-from provenance.models import Node, Project
+from provenance.models import Node
+from tenancy.models import Project
 from tests.provenance.stored import error_for, node_of, stored_rows
 from tests.support.events import node_event
 

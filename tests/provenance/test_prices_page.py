@@ -4,7 +4,7 @@ changed; an unpriced model's link opens the page with its row ready."""
 
 import pytest
 
-from provenance.models import Project
+from tenancy.models import Project
 
 pytestmark = [pytest.mark.django_db, pytest.mark.sqlite_smoke]
 
