@@ -49,9 +49,9 @@ def test_a_trace_without_them_shows_dashes(member, ingest):
 
 
 def test_the_node_panel_reads_duration_model_usage_and_cost(member, priced_trace):
-    think = member.get("/p/acme/traces/t-cost/node.json?id=think").json()
+    think = member.get("/api/v1/traces/t-cost/nodes/think?view=explorer").json()
     assert (think["duration_ms"], think["model"], think["usage"]) == (2300, "m", {"input_tokens": 3000,
                                                                                  "output_tokens": 500})
     assert think["cost_usd"] == pytest.approx(3000 * 2.0 / 1e6 + 500 * 8.0 / 1e6)
-    unpriced = member.get("/p/acme/traces/t-cost/node.json?id=unpriced").json()
+    unpriced = member.get("/api/v1/traces/t-cost/nodes/unpriced?view=explorer").json()
     assert unpriced["cost_usd"] is None and unpriced["usage"] == {"input_tokens": 7, "output_tokens": 3}
