@@ -22,7 +22,7 @@ from alerts.conditions import (
 )
 from alerts.models import AlertRule, SharedDestination
 from alerts.transports import TRANSPORTS
-from alerts.transports.safe_http import UnsafeDestination, check_url
+from alerts.transports.safe_http import UnsafeDestination, check_name, check_url
 from provenance.api.params import TimestampField
 
 MAX_CONDITIONS = 20
@@ -130,9 +130,12 @@ LOCAL_RECEIVER_HINT = ("to try a rule with a receiver on this machine, use the b
 
 
 def guarded_url(value: str) -> str:
-    """A URL a user typed: refused when it names a loopback, private or link-local address."""
+    """A URL a user typed: refused when it names, or its host name resolves to,
+    a loopback, private or link-local address."""
     try:
-        check_url(value, allow_private=settings.WEBHOOK_ALLOW_PRIVATE)
+        target = check_url(value, allow_private=settings.WEBHOOK_ALLOW_PRIVATE)
+        if not settings.WEBHOOK_ALLOW_PRIVATE:
+            check_name(target)
     except UnsafeDestination as error:
         message = str(error)
         if message.startswith("refused:"):

@@ -132,6 +132,23 @@ def check_url(url: str, allow_private: bool) -> Target:
     return target
 
 
+def check_name(target: Target, getaddrinfo=None) -> None:
+    """When a destination is saved: a name whose addresses would be refused at
+    delivery is refused now, saying it resolved so. Delivery resolves it again
+    (the answer may change: DNS rebinding); a name that does not resolve yet is
+    left to delivery, which retries."""
+    if literal_address(target.host) is not None or _is_localhost(target.host):
+        return  # check_url judged it without DNS
+    try:
+        resolve(target, False, getaddrinfo or socket.getaddrinfo)
+    except RequestFailed:
+        return
+    except UnsafeDestination as error:
+        reason = str(error).removeprefix("refused: ")
+        raise UnsafeDestination(f"refused: {target.host} resolves to {reason} (names are resolved when the "
+                                f"destination is saved and again at every delivery)") from None
+
+
 def resolve(target: Target, allow_private: bool, getaddrinfo=socket.getaddrinfo) -> list[tuple]:
     """Checked (family, sockaddr) pairs for the target; every answer must pass."""
     literal = literal_address(target.host)
