@@ -1,7 +1,9 @@
 """Shared fixtures: projects, API keys and API clients that go through HTTP, and a
 signed-in project member for the pages."""
 
+import ipaddress
 import itertools
+import socket
 import uuid
 
 import pytest
@@ -25,6 +27,30 @@ def own_limit_counters(settings):
     settings.LIMITS_KEY_PREFIX = f"test-{uuid.uuid4().hex}"
     # Nor does a database outage simulated by an earlier test make this one answer 503.
     outage.forget_unreachable()
+
+
+@pytest.fixture(autouse=True)
+def no_outside_dns(monkeypatch):
+    """Webhook host names are resolved when a destination is saved: the tests'
+    names (example.org, …) must not reach a real resolver. Loopback names and
+    literal addresses still resolve; any other name does not."""
+    real = socket.getaddrinfo
+
+    def local_only(host, *args, **kwargs):
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        if name.rstrip(".").lower() in ("localhost", "localhost.localdomain") or _is_address(name):
+            return real(host, *args, **kwargs)
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known (no outside DNS in tests)")
+
+    monkeypatch.setattr(socket, "getaddrinfo", local_only)
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
 
 
 @pytest.fixture

@@ -4,21 +4,32 @@ Every URL pattern of the project is found by walking the resolver (an endpoint
 added later is fuzzed without anyone listing it), then asked with each method,
 hostile path segments, query parameters and bodies drawn from hand-written
 generators: NUL characters, huge integers, deep JSON, dates at the calendar's
-edges, odd unicode and wrong types. The generator is seeded, so a failure
-reproduces; the number of requests is bounded, so the run stays near a minute
-on a loaded machine."""
+edges, odd unicode, wrong types, integers past 64 bits in every JSON field that
+is stored (none may be stored: checked in the tables afterwards), gzip bodies
+cut before their trailer, wrong content types, Unicode look-alike usernames at
+sign-in, JSON Lines answers; and, through the production server, the same
+bodies sent chunked and X-Forwarded-Proto from an address that is no proxy.
+The generator is seeded, so a failure reproduces; the number of requests is
+bounded, so the run stays near a minute on a loaded machine."""
 
+import gzip
 import json
 import random
 import re
 from urllib.parse import quote, urlencode
 
+import httpx
 import pytest
+from django.apps import apps
+from django.db import connection
+from django.db.models import JSONField
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
+from provenance.json_limits import number_past_64_bits
 from tests.support.events import BASE_TIME, fuse_event, node_event, review_event
+from tests.support.serving import Serve, database_url
 
 SEED = 20261201
 REQUESTS_PER_ROUTE = 16
@@ -30,7 +41,8 @@ API_PREFIXES = ("api/", "v1/")
 UNFINISHED: dict[str, str] = {}
 
 NUL = ["a\x00b", "\x00", "%00"]
-HUGE_INTS = [10**30, -(10**30), 2**63, 2**63 - 1, 2**31, -(2**31) - 1, 10**400, 1e308, -1e308]
+HUGE_INTS = [10**30, -(10**30), 2**63, 2**63 - 1, 2**31, -(2**31) - 1, 10**400, 1e308, -1e308, 2**64, -(2**63) - 1,
+             1e20]
 EDGE_DATES = [
     "0001-01-01T00:00:00+01:00", "0001-01-01", "9999-12-31T23:59:59-01:00", "9999-12-31", "1969-12-31T23:59:59Z",
     "2201-01-01T00:00:00Z", "+275760-09-13T00:00:00Z", "2026-02-30T00:00:00Z", "2026-11-20T25:61:61Z", "0000-00-00",
@@ -38,6 +50,10 @@ EDGE_DATES = [
 UNICODE = ["💥" * 40, "\u202egnp.exe", "\ufeff", "e\u0301" * 50, "\uffff", "ℌ𝔢𝔩𝔩𝔬", "x" * 5000, "<b>x</b>", "../..", " "]
 WRONG_TYPES = [None, True, False, [], {}, [1, "a", None], {"a": None}, 1.5, -1, 0, "x", float("nan"), float("inf")]
 SCALARS = NUL + HUGE_INTS + EDGE_DATES + UNICODE + WRONG_TYPES
+# What Django's sign-in form reads as the member's username (NFKC), and near misses.
+LOOK_ALIKE_USERNAMES = ["ｍｉａ", "𝐦𝐢𝐚", "ＭＩＡ", "mi\u0430", "mia\u200b", "ᵐⁱᵃ"]
+WRONG_CONTENT_TYPES = ["text/plain", "application/xml", "application/x-www-form-urlencoded",
+                       "multipart/form-data; boundary=x", "application/x-ndjson", ""]
 
 QUERY_NAMES = [
     "since", "until", "start", "end", "range", "agent_id", "step", "source_type", "round", "resolution", "metric",
@@ -67,7 +83,13 @@ RAW_BODIES = [
     b"", b"{", b"[]", b"null", b'"x"', b"1e999", b'{"a": NaN}', b"\xff\xfe\x00", b'{"name": "a\\u0000b"}',
     b'{"\\u0000": 1}', deep_bytes(150), deep_bytes(3000), deep_bytes(50_000), b"[" + b"1," * 50_000 + b"1]",
     b'{"name": ' + b"9" * 5000 + b"}", b'{"batch": ' + b"[" * 1100 + b"]" * 1100 + b"}",
+    b'{"metadata": {"n": 18446744073709551616}}', b'{"metadata": {"n": 1e20}}',
 ]
+
+
+def truncated_gzip(payload: bytes, rng: random.Random) -> bytes:
+    """A gzip body cut somewhere in its 8-byte trailer (CRC and length)."""
+    return gzip.compress(payload)[:-rng.randint(1, 8)]
 
 
 def as_query_value(rng: random.Random) -> str:
@@ -220,7 +242,10 @@ def body(view_name: str, rng: random.Random) -> bytes:
 def form(rng: random.Random) -> dict:
     keys = ["name", "match", "for", "username", "password", "note", "profile", "version", "threshold", "metric",
             "conditions-0-metric", "conditions-TOTAL_FORMS", "destinations-0-url", "verdict", "comment"]
-    return {rng.choice(keys): as_query_value(rng) for _ in range(rng.randint(1, 5))}
+    fields = {rng.choice(keys): as_query_value(rng) for _ in range(rng.randint(1, 5))}
+    if rng.random() < 0.3:
+        fields["username"] = rng.choice(LOOK_ALIKE_USERNAMES)
+    return fields
 
 
 @pytest.fixture
@@ -258,10 +283,14 @@ def test_no_hostile_request_answers_500(stored, api, member):
             target = f"{url}?{params}" if params else url
             if is_api:
                 payload = b"" if method == "GET" else body(view_name, rng)
-                content_type = "application/json"
-                if view_name == "IngestView" and rng.random() < 0.2:
-                    content_type = rng.choice(["text/plain", "application/x-www-form-urlencoded", ""])
-                response = api.generic(method, target, payload, content_type=content_type)
+                content_type, headers = "application/json", {}
+                if rng.random() < 0.2:
+                    content_type = rng.choice(WRONG_CONTENT_TYPES)
+                if payload and view_name in ("IngestView", "traces") and rng.random() < 0.2:
+                    payload, headers["HTTP_CONTENT_ENCODING"] = truncated_gzip(payload, rng), "gzip"
+                if method == "GET" and rng.random() < 0.3:
+                    headers["HTTP_ACCEPT"] = "application/x-ndjson"  # JSON Lines, where a list offers it
+                response = api.generic(method, target, payload, content_type=content_type, **headers)
             else:
                 # Signing in and out must not change who asks the other routes.
                 client = Client(raise_request_exception=False) if signs_in else member
@@ -270,6 +299,19 @@ def test_no_hostile_request_answers_500(stored, api, member):
             if response.status_code >= 500:
                 failures.append(f"{method} {target[:200]!r} -> {response.status_code}")
     assert failures == [], "\n".join(failures[:50])
+    assert stored_past_64_bits() == []
+
+
+def stored_past_64_bits() -> list[str]:
+    """Every JSON value stored in any table that holds an integer no 64-bit encoder writes."""
+    found = []
+    for model in apps.get_models():
+        for field in model._meta.get_fields():
+            if isinstance(field, JSONField):
+                for pk, value in model.objects.values_list("pk", field.name):
+                    if where := number_past_64_bits(value, field.name):
+                        found.append(f"{model.__name__} {pk}: {where}")
+    return found
 
 
 def test_the_fuzz_reaches_every_kind_of_route():
@@ -296,3 +338,37 @@ def test_hostile_requests_without_a_key_answer_401_not_500(unauthenticated):
             if response.status_code >= 500:
                 failures.append(f"{method} {url[:200]!r} -> {response.status_code}")
     assert failures == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_hostile_bodies_sent_chunked_and_foreign_proxy_headers_through_the_server(stored, project_and_key, tmp_path):
+    """What only the production server shows: every API route gets hostile
+    bodies with no Content-Length (Transfer-Encoding: chunked), and pages get
+    X-Forwarded-Proto from a loopback address that is not a trusted proxy."""
+    if connection.vendor != "postgresql":
+        pytest.skip("serve tests run against PostgreSQL")
+    rng = random.Random(SEED + 2)
+    failures = []
+    env = {"DATABASE_URL": database_url(connection.settings_dict), "TRUST_PROXY_HEADERS": "1",
+           "API_RATE_LIMIT": "0"}
+    with Serve(tmp_path, **env) as server, httpx.Client(timeout=60) as client, httpx.Client(
+            timeout=60, transport=httpx.HTTPTransport(local_address="127.0.0.5")) as stranger:
+        for route, view_name in routes():
+            if route.startswith(API_PREFIXES):
+                for _ in range(2):
+                    method = rng.choice(("POST", "PUT", "PATCH"))
+                    url = server.url + fill(route, rng, stored)
+                    payload = body(view_name, rng)
+                    answer = client.send(client.build_request(method, url, content=iter([payload]), headers={
+                        "Authorization": f"Bearer {project_and_key[1]}",
+                        "Content-Type": rng.choice(["application/json"] * 3 + WRONG_CONTENT_TYPES)}))
+                    if answer.status_code >= 500:
+                        failures.append(f"chunked {method} {url[:200]!r} -> {answer.status_code}")
+            elif "<" not in route and not route.startswith(("logout", "ops/")):
+                page = stranger.get(f"{server.url}/{route}", headers={"X-Forwarded-Proto": "https"})
+                if page.status_code >= 500 or "strict-transport-security" in page.headers:
+                    failures.append(f"foreign proxy header GET /{route} -> {page.status_code}, {dict(page.headers)}")
+        log = server.log.read_text(errors="replace")
+    assert failures == [], "\n".join(failures[:50])
+    assert "Traceback" not in log, log[-4000:]
+    assert stored_past_64_bits() == []
