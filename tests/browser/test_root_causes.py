@@ -6,7 +6,7 @@ import pytest
 
 from tests.provenance import root_cause_corpus as corpus
 from tests.provenance.test_root_causes_api import END, START
-from tests.support.browser import screenshot, sign_in
+from tests.support.browser import sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -26,7 +26,6 @@ def test_ranked_causes_a_path_and_a_click_through_to_the_highlighted_trace(asgi_
     assert ranked == [("retriever", "fused", "2", "28.6%"), ("retriever", "low_confidence", "2", "28.6%"),
                       ("tooler", "error", "1", "14.3%"), ("verifier", "low_confidence", "1", "14.3%")]
     page.wait_for_selector("#why-trend[data-drawn='1']")
-    screenshot(page, "why-answers-go-wrong.png", full_page=True)
 
     fused = page.locator(".why-cause[data-agent='retriever'][data-reason='fused']")
     [path] = fused.locator(".path-row").all()
