@@ -42,6 +42,7 @@ PAGES = [
     ("alert-rule-new.png", "/alerts/demo/new/", None),
     ("alert-history.png", "/alerts/demo/history/", None),
     ("webhook-inbox.png", "/alerts/demo/inbox/", None),
+    (None, "/p/demo/why/", None),  # why-answers-go-wrong.png: test_why_answers_go_wrong_compares_the_policy_story...
     (None, "/p/demo/health/", "#health-trend .main-svg"),  # health.png: test_health_lists_only_the_planted...
     ("policy.png", "/policy/demo/", None),
     ("escalations.png", "/policy/demo/inbox/", None),
