@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 
 from provenance.ingest import ingest_events
-from provenance.models import Escalation, Fuse, Node
+from provenance.models import DEFAULT_ENVIRONMENT, Escalation, Fuse, Node
 
 PAGE_SIZE = 50
 MAX_CHAIN = 50
@@ -28,13 +28,18 @@ class Entry:
     fuses: list[Fuse] = field(default_factory=list)
 
 
-def open_escalations(project, limit: int = PAGE_SIZE) -> list[Escalation]:
-    return list(Escalation.objects.filter(project=project, closed_at__isnull=True)
-                .select_related("trace").order_by("-timestamp", "-pk")[:limit])
+def _open(project, environment: str):
+    """Open escalations of one environment's traces (production unless asked):
+    an evaluation run's escalations are its own business, not the inbox's."""
+    return Escalation.objects.filter(project=project, closed_at__isnull=True, trace__environment=environment)
 
 
-def open_count(project) -> int:
-    return Escalation.objects.filter(project=project, closed_at__isnull=True).count()
+def open_escalations(project, limit: int = PAGE_SIZE, environment: str = DEFAULT_ENVIRONMENT) -> list[Escalation]:
+    return list(_open(project, environment).select_related("trace").order_by("-timestamp", "-pk")[:limit])
+
+
+def open_count(project, environment: str = DEFAULT_ENVIRONMENT) -> int:
+    return _open(project, environment).count()
 
 
 def entries(project, limit: int = PAGE_SIZE) -> list[Entry]:

@@ -20,7 +20,7 @@ from metrics.rollups.schema import DIMENSIONS, NODE, REVIEW_TARGET_SQL
 from metrics.rollups.snapshot import one_snapshot
 from metrics.rollups.watermark import read_marks
 from metrics.stats.calibration import Judged
-from provenance.models import Review, ReviewVerdict
+from provenance.models import Review, ReviewVerdict, Trace
 
 TARGET = ReviewTarget._meta.db_table
 AGENT = DIMENSIONS.index("agent_id")
@@ -38,7 +38,11 @@ def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Fil
     node_mark, review_mark = marks.node, marks.review
     if not use_targets:
         review_mark = 0
-    reviews = Review.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end).values(
+    # Only reviews of the filters' environment (production unless asked): an
+    # evaluation run's verdicts judge the run, not the production signal.
+    environment = Trace.objects.filter(project=project, environment=filters.environment).values("pk")
+    reviews = Review.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end,
+                                    trace_id__in=environment).values(
         "pk", "timestamp", "verdict", "trace_id", "product_id", "project_id")
     sql, params = reviews.query.sql_with_params()
     resolved_here = REVIEW_TARGET_SQL.format(review="r", limit="")

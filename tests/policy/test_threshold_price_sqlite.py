@@ -35,6 +35,6 @@ def test_links_open_the_analysis_and_retries_are_linked(member, ingest):
            node_event("a-2", "t", seconds=1, retry_of="a", attempt=2, confidence=0.3),
            node_event("answer", "t", parents=["a-2"], seconds=2, source_type="final_answer", confidence=0.1))
     assert 'href="/p/acme/traces/t/?analyze=answer"' in member.get("/p/acme/bad-answers/").content.decode()
-    graph = member.get("/p/acme/traces/t/graph.json").json()
+    graph = member.get("/api/v1/traces/t/graph").json()
     ids, retries = graph["nodes"]["id"], graph["retries"]
     assert [(ids[retries[0]], ids[retries[1]])] == [("a", "a-2")]
