@@ -33,7 +33,6 @@ PAGES = [
     ("metrics-drift.png", "/metrics/demo/drift/", METRICS_READY),
     ("trace-list.png", "/p/demo/traces/", None),
     ("bad-answers.png", "/p/demo/bad-answers/", None),
-    (None, "/p/demo/why/", None),
     ("trace-bad-answer.png", "/p/demo/traces/demo-bad-answer/", "#dag[data-drawn]"),
     ("eval-datasets.png", "/p/demo/datasets/", None),
     ("eval-dataset.png", "/p/demo/datasets/ticket-triage/", None),
