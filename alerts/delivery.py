@@ -19,6 +19,7 @@ from django.db import connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from alerts import notifications
 from alerts.models import AttemptStatus, Delivery, DeliveryAttempt, DeliveryStatus, Destination, SharedDestination
 from alerts.transports import TransportError, transport_for
 from denoise_dashboard.process_metrics import WEBHOOK_DELIVERIES
@@ -57,7 +58,8 @@ def _claim(ids: list[int], now: datetime) -> tuple[str, list[tuple[Delivery, Del
         Delivery.objects.filter(pk__in=ids, status=DeliveryStatus.PENDING, next_attempt_at__lte=now).update(
             next_attempt_at=now + lease(), attempt_count=F("attempt_count") + 1, claim_token=token
         )
-        claimed = list(Delivery.objects.filter(pk__in=ids, claim_token=token).select_related("destination__shared"))
+        claimed = list(Delivery.objects.filter(pk__in=ids, claim_token=token)
+                       .select_related("destination__shared", "event__rule__project"))
         # A claim is taken over only once the last one ran out: an attempt still
         # unfinished then was cut short (its runner was killed mid-send).
         DeliveryAttempt.objects.filter(delivery__in=claimed, status=AttemptStatus.IN_PROGRESS).update(
@@ -97,6 +99,9 @@ def _send(delivery: Delivery) -> Outcome:
     try:
         if delivery.destination is None or delivery.destination.is_disabled:
             raise TransportError("the destination was removed or disabled", permanent=True)
+        if not delivery.payload:
+            # Rendered at the first attempt and kept by _record: every later one sends these bytes.
+            delivery.payload = notifications.body_of(delivery)
         sent = transport_for(delivery.destination).notify(delivery)
         return Outcome(True, elapsed(), sent.status_code, sent.response_excerpt)
     except TransportError as error:
@@ -124,6 +129,8 @@ def _record(delivery: Delivery, attempt: DeliveryAttempt, outcome: Outcome, toke
     else:
         change = {"next_attempt_at": now + backoff(attempt.number), "last_error": outcome.error[:500]}
         counted = "retrying"
+    if delivery.payload:
+        change["payload"] = delivery.payload
     if Delivery.objects.filter(pk=delivery.pk, claim_token=token).update(**change):
         WEBHOOK_DELIVERIES.labels(counted).inc()
     if outcome.disable_destination and delivery.destination_id:

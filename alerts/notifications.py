@@ -1,6 +1,8 @@
 """What gets sent: one Delivery row per message and destination, its body rendered
-by the destination's kind (alerts/transports/) and frozen at creation, so every
-attempt sends the same bytes."""
+by the destination's kind (alerts/transports/) and frozen, so every attempt
+sends the same bytes. A rule's firing or resolution is rendered at its first
+attempt (from its event, outside the evaluation's transaction: the tick only
+inserts the rows); tests and notices, which have no event, at creation."""
 
 from datetime import datetime
 
@@ -13,14 +15,23 @@ from alerts.models import AlertEvent, AlertRule, Delivery, Destination
 from alerts.transports import transport_class
 
 
-def _delivery(project_id: int, rule: AlertRule | None, destination: Destination, message: Message,
-              rendered: dict, event=None, max_attempts: int | None = None) -> Delivery:
-    kind = destination.effective_kind
-    if kind not in rendered:
-        rendered[kind] = transport_class(kind).render(message)
+def _delivery(project_id: int, rule: AlertRule | None, destination: Destination, kind: str, payload: str,
+              event=None, max_attempts: int | None = None) -> Delivery:
     return Delivery(project_id=project_id, rule=rule, event=event, destination=destination,
-                    target=destination.target[:2000], kind=message.kind, payload=rendered[kind],
+                    target=destination.target[:2000], kind=kind, payload=payload,
                     next_attempt_at=timezone.now(), max_attempts=max_attempts or settings.WEBHOOK_MAX_ATTEMPTS)
+
+
+def _rendered(message: Message, destinations: list[Destination]) -> dict[str, str]:
+    """The body of `message` for each kind among the destinations, rendered once per kind."""
+    return {kind: transport_class(kind).render(message) for kind in {d.effective_kind for d in destinations}}
+
+
+def body_of(delivery: Delivery) -> str:
+    """A rule notification's body, rendered from its event for its destination's kind."""
+    event = delivery.event
+    message = messages.for_rule(f"alert.{event.state}", event.rule, event.at, event.values)
+    return transport_class(delivery.destination.effective_kind).render(message)
 
 
 def active_destinations(rule_ids) -> dict[int, list[Destination]]:
@@ -37,13 +48,8 @@ def create_deliveries(events: list[AlertEvent]) -> list[Delivery]:
     if not events:
         return []
     destinations = active_destinations({e.rule_id for e in events})
-    deliveries = []
-    for event in events:
-        message = messages.for_rule(f"alert.{event.state}", event.rule, event.at, event.values)
-        rendered: dict[str, str] = {}
-        deliveries += [_delivery(event.project_id, event.rule, d, message, rendered, event)
-                       for d in destinations.get(event.rule_id, [])]
-    return Delivery.objects.bulk_create(deliveries)
+    return Delivery.objects.bulk_create([_delivery(event.project_id, event.rule, d, f"alert.{event.state}", "", event)
+                                         for event in events for d in destinations.get(event.rule_id, [])])
 
 
 def create_test_deliveries(rule: AlertRule, values: list[dict], destination: Destination | None = None
@@ -51,9 +57,9 @@ def create_test_deliveries(rule: AlertRule, values: list[dict], destination: Des
     """A one-attempt `alert.test` with current values, to one destination or every active one."""
     message = messages.for_rule("alert.test", rule, timezone.now(), values)
     chosen = [destination] if destination else active_destinations([rule.pk]).get(rule.pk, [])
-    rendered: dict[str, str] = {}
+    rendered = _rendered(message, chosen)
     return Delivery.objects.bulk_create(
-        [_delivery(rule.project_id, rule, d, message, rendered, max_attempts=1) for d in chosen]
+        [_delivery(rule.project_id, rule, d, message.kind, rendered[d.effective_kind], max_attempts=1) for d in chosen]
     )
 
 
@@ -68,6 +74,7 @@ def create_notice_deliveries(project, at: datetime, detail: str) -> list[Deliver
             if key not in seen:
                 seen.add(key)
                 chosen.append(destination)
-    rendered: dict[str, str] = {}
-    return Delivery.objects.bulk_create([_delivery(project.pk, None, d, message, rendered) for d in chosen])
+    rendered = _rendered(message, chosen)
+    return Delivery.objects.bulk_create([_delivery(project.pk, None, d, message.kind, rendered[d.effective_kind])
+                                         for d in chosen])
 

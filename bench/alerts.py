@@ -18,6 +18,14 @@ per-rule evaluation in the same run.
    every transition to write) and a naive evaluation that asks the metrics app
    once per condition window, rule by rule, over a sample of the rules,
    scaled to all of them. Prints seconds, queries and the ratio.
+4. Destinations, same run: the same rules without destinations, then with a
+   third of them routed to each of Slack, email and PagerDuty (local stand-ins:
+   HTTP receivers and an SMTP server on 127.0.0.1, each answering after
+   `--receiver-ms`), every rule's state reset before each first tick. Prints
+   the evaluation (claim, compute, write states, events and deliveries, commit)
+   with and without destinations and its ratio, and apart from it the first
+   delivery attempts, which run after the evaluation has committed: in
+   production the Celery tick hands them to the delivery workers.
 """
 
 import argparse
@@ -133,6 +141,8 @@ def main():
     parser.add_argument("--skip-refresh", action="store_true", help="do not run refresh_metric_rollups first")
     parser.add_argument("--database", default=DATABASE, help="the scratch database's name")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument("--receiver-ms", type=int, default=50, help="how long each stand-in receiver takes to answer")
+    parser.add_argument("--rounds", type=int, default=3, help="first ticks timed per variant (median)")
     args = parser.parse_args()
 
     with scratch_django(args.database, keep=args.keep):
@@ -198,6 +208,71 @@ def main():
         worst = max(seconds for seconds, _ in ticks)
         print(f"goal: one tick of {args.rules} rules over {args.nodes:,} nodes under 2 s: "
               f"{'met' if worst < 2 else 'MISSED'} (slowest tick {worst:.3f} s)")
+        destination_figures(now + timedelta(minutes=10), args)
+
+
+def destination_figures(at, args) -> None:
+    """Section 4 of the docstring."""
+    from django.conf import settings
+
+    from alerts import delivery, evaluation
+    from alerts.models import AlertEvent, AlertRule, Delivery, Destination
+    from tests.support.receiver import running, smtp_server
+
+    answer = ("sleep", args.receiver_ms / 1000, 200)
+    with running(default=answer) as slack, running(default=("sleep", args.receiver_ms / 1000, 202)) as pagerduty, \
+            smtp_server() as mailbox:
+        settings.WEBHOOK_ALLOW_PRIVATE = True
+        settings.PAGERDUTY_EVENTS_URL = pagerduty.url
+        settings.ALERT_SMTP = {**settings.ALERT_SMTP, "host": "127.0.0.1", "port": mailbox.port}
+        rules = list(AlertRule.objects.order_by("pk"))
+        routed = [Destination(rule=rule, kind=kind, config=config) for rule, (kind, config) in zip(rules, [
+            ("slack", {"url": slack.url}), ("email", {"to": ["oncall@example.org"]}),
+            ("pagerduty", {"routing_key": "R0UT1NGKEY"})] * len(rules))]
+
+        def first_tick(with_destinations: bool) -> tuple[float, float, int]:
+            AlertEvent.objects.all().delete()
+            Delivery.objects.all().delete()
+            Destination.objects.all().delete()
+            if with_destinations:
+                Destination.objects.bulk_create(routed)
+            AlertRule.objects.update(state="ok", pending_since=None, last_evaluated_at=None, last_holding=None,
+                                     notified_state="resolved", notified_at=None)
+            started = time.perf_counter()
+            ids = evaluation.evaluate(at)
+            evaluated = time.perf_counter() - started
+            started = time.perf_counter()
+            delivery.attempt_many(ids)
+            return evaluated, time.perf_counter() - started, len(ids)
+
+        plain, routed_runs = [], []
+        for _ in range(args.rounds):  # alternated, so load on the machine falls on both alike
+            plain.append(first_tick(False))
+            routed_runs.append(first_tick(True))
+        without = statistics.median(r[0] for r in plain)
+        with_ = statistics.median(r[0] for r in routed_runs)
+        sending = statistics.median(r[1] for r in routed_runs)
+        count = routed_runs[-1][2]
+        delivered = Delivery.objects.filter(status="delivered").count()
+        # Of the evaluation with destinations: building its deliveries (rendered bodies, one INSERT), rolled back.
+        from django.db import transaction
+
+        from alerts import notifications
+
+        events = list(AlertEvent.objects.select_related("rule__project"))
+        with transaction.atomic():
+            started = time.perf_counter()
+            notifications.create_deliveries(events)
+            building = time.perf_counter() - started
+            transaction.set_rollback(True)
+        print(f"destinations: {len(rules)} rules, a third each to Slack, email, PagerDuty (stand-ins answering "
+              f"after {args.receiver_ms} ms)")
+        print(f"  evaluation without destinations (median of {args.rounds}) {without:7.3f} s")
+        print(f"  evaluation with destinations    (median of {args.rounds}) {with_:7.3f} s  -> "
+              f"{with_ / without:.2f}x the time without ({count} deliveries created)")
+        print(f"  of which building the {len(events)} events' deliveries      {building:7.3f} s")
+        print(f"  first attempts, after the commit                 {sending:7.3f} s  ({delivered}/{count} delivered; "
+              f"the Celery tick hands these to the delivery workers)")
 
 
 if __name__ == "__main__":
