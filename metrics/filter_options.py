@@ -1,14 +1,15 @@
-"""The values the filters offer: every agent, step, source type and round
-the project has used, and the span of time its data covers."""
+"""The values the filters offer: every agent, step, source type, round,
+model and environment the project has used, and the span of time its data covers."""
 
 from django.db import connection
 from django.db.models import Max, Min
 
-from metrics.models import DayHistogram, HourRollup
+from metrics.models import DayHistogram, DayStat, HourRollup
 from metrics.rollups.schema import DIMENSIONS, SINGLE_DIMENSION_MASKS, is_metric_value
+from metrics.rollups.values import TOKENS, stat_mask
 from metrics.rollups.watermark import read_marks
 from provenance.bulk import is_postgres
-from provenance.models import Node
+from provenance.models import DEFAULT_ENVIRONMENT, Node, Trace
 
 
 def filter_options(project) -> dict[str, list]:
@@ -31,7 +32,28 @@ def filter_options(project) -> dict[str, list]:
         found[column].update(recent.order_by().values_list(column, flat=True).distinct())
     options = {column: sorted(v for v in values if v not in (None, "")) for column, values in found.items()}
     options["metric"] = metric_names(project)
+    options["environment"] = environments(project)
+    options["model"] = models(project, recent, options["environment"])
     return options
+
+
+def models(project, recent, environments: list[str]) -> list[str]:
+    """Every model named, from the statistics rollup's model rows and the nodes after them."""
+    found = set(recent.order_by().values_list("model", flat=True).distinct())
+    if is_postgres():
+        # The key's index leads with environment, mask and metric: naming them finds the rows of
+        # models that reported token usage (the ones a price applies to) without reading the others.
+        rows = DayStat.objects.filter(project=project, environment__in=environments, mask=stat_mask(["model"]),
+                                      metric=TOKENS)
+        found.update(rows.order_by()
+                     .values_list("model", flat=True).distinct())
+    return sorted(found - {""})
+
+
+def environments(project) -> list[str]:
+    """production first (the default), then every other environment the project's traces name."""
+    others = Trace.objects.filter(project=project).exclude(environment=DEFAULT_ENVIRONMENT).order_by()
+    return [DEFAULT_ENVIRONMENT, *sorted(set(others.values_list("environment", flat=True).distinct()))]
 
 
 def metric_names(project) -> list[str]:

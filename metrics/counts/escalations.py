@@ -9,7 +9,8 @@ from metrics.models import HourEscalation
 from metrics.questions import Filters
 from metrics.rollups.schema import ESCALATION, ESCALATION_NODE_PAIRS, EVERY_DIMENSION, NO_DIMENSIONS
 from metrics.rollups.snapshot import one_snapshot
-from metrics.rollups.sql import fetch, filters_sql, intervals_sql
+from metrics.rollups.sql import fetch, filters_sql, intervals_sql, node_filters_sql
+from metrics.rollups.values import in_environment_sql, orm_narrow
 from metrics.rollups.watermark import read_marks
 from provenance.bulk import is_postgres
 from provenance.models import Escalation, Node
@@ -21,7 +22,7 @@ def count(project, start, end, filters: Filters = Filters(), use_rollups: bool =
     with one_snapshot():
         hours = split(start, end, "hour")
         total = 0
-        if use_rollups and hours.whole:
+        if use_rollups and hours.whole and filters.in_hour_rollups:
             marks = read_marks()
             total += rolled(project, hours.whole, filters)
             # What the rollup has not seen: new escalations, and old ones naming new nodes.
@@ -50,19 +51,20 @@ def rolled(project, hours: tuple, filters: Filters) -> int:
 
 def raw(project, intervals: list[tuple], filters: Filters, extra: str = "TRUE") -> int:
     times, time_params = intervals_sql("e.timestamp", intervals)
-    if filters.dimensions:
-        conditions, params = filters_sql(filters.dimensions, "n.")
+    if filters.dimensions or filters.model:
+        conditions, params = node_filters_sql(project, filters)
         sql = f"SELECT COUNT(*) FROM ({ESCALATION_NODE_PAIRS} WHERE e.project_id = %s AND {times} AND {conditions} AND {extra}) AS pairs"
     else:
-        params = []
-        sql = f"SELECT COUNT(*) FROM {ESCALATION} e WHERE e.project_id = %s AND {times} AND {extra}"
+        conditions, params = in_environment_sql("e.trace_id", filters.environment, project.pk)
+        sql = f"SELECT COUNT(*) FROM {ESCALATION} e WHERE e.project_id = %s AND {times} AND {conditions} AND {extra}"
     [(n,)] = fetch(sql, [project.pk, *time_params, *params])
     return n
 
 
 def orm_count(project, start, end, filters: Filters) -> int:
-    escalations = Escalation.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end)
-    if filters.dimensions:
-        matching = Node.objects.filter(project=project, **filters.dimensions).values("product_id")
+    escalations = Escalation.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end,
+                                            trace__environment=filters.environment)
+    if filters.dimensions or filters.model:
+        matching = orm_narrow(Node.objects.filter(project=project, **filters.dimensions), filters).values("product_id")
         escalations = escalations.filter(product_id__in=matching)
     return escalations.count()

@@ -9,7 +9,8 @@ from metrics.models import HourFuseReason
 from metrics.questions import Question
 from metrics.rollups.schema import FUSE_REASON_PAIRS, reason_key
 from metrics.rollups.snapshot import one_snapshot
-from metrics.rollups.sql import fetch, filters_sql, intervals_sql
+from metrics.rollups.sql import fetch, filters_sql, intervals_sql, node_filters_sql
+from metrics.rollups.values import orm_narrow
 from metrics.rollups.watermark import read_marks
 from provenance.bulk import is_postgres
 from provenance.models import Fuse, Node
@@ -22,7 +23,7 @@ def counts(project, question: Question, use_rollups: bool = True) -> dict[tuple,
     found: dict = defaultdict(int)
     with one_snapshot():
         hours = split(question.start, question.end, "hour")
-        if use_rollups and hours.whole:
+        if use_rollups and hours.whole and question.filters.in_hour_rollups:
             marks = read_marks()
             node_mark, fuse_mark = marks.node, marks.fuse
             add(found, rolled_rows(project, question, hours.whole))
@@ -53,7 +54,7 @@ def rolled_rows(project, question: Question, hours):
 
 
 def raw_rows(project, question: Question, intervals, extra: str = "TRUE"):
-    filters, params = filters_sql(question.filters.dimensions, "n.")
+    filters, params = node_filters_sql(project, question.filters)
     times, time_params = intervals_sql("n.timestamp", intervals)
     return fetch(
         f"SELECT {question.by or 'NULL'}, decision, reason, COUNT(*) FROM ({FUSE_REASON_PAIRS} "
@@ -63,8 +64,8 @@ def raw_rows(project, question: Question, intervals, extra: str = "TRUE"):
 
 
 def python_counts(project, question: Question) -> dict[tuple, int]:
-    nodes = Node.objects.filter(project=project, timestamp__gte=question.start, timestamp__lt=question.end,
-                                **question.filters.dimensions)
+    nodes = orm_narrow(Node.objects.filter(project=project, timestamp__gte=question.start, timestamp__lt=question.end,
+                                           **question.filters.dimensions), question.filters)
     by = {product: value for product, value in nodes.values_list("product_id", question.by or "project_id")}
     found: dict = defaultdict(int)
     fuses = Fuse.objects.filter(project=project, product_id__in=list(by)).values_list(

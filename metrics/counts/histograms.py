@@ -10,7 +10,8 @@ from metrics.models import DayHistogram
 from metrics.questions import Question, bucket_floor
 from metrics.rollups.schema import CONFIDENCE_METRIC, bin_of, bin_sql, histogram_values_sql, is_metric_value
 from metrics.rollups.snapshot import one_snapshot
-from metrics.rollups.sql import bucket_sql, fetch, filters_sql, intervals_sql
+from metrics.rollups.sql import bucket_sql, fetch, filters_sql, intervals_sql, node_filters_sql
+from metrics.rollups.values import orm_narrow
 from metrics.rollups.watermark import read_marks
 from provenance.bulk import is_postgres
 from provenance.models import Node
@@ -25,7 +26,7 @@ def counts(project, question: Question, metric: str | None = None, use_rollups: 
     with one_snapshot():
         found: dict = defaultdict(lambda: defaultdict(int))
         days = split(question.start, question.end, "day")
-        if use_rollups and question.step != "hour" and days.whole:
+        if use_rollups and question.step != "hour" and days.whole and question.filters.in_hour_rollups:
             node_mark = read_marks().node
             add_rows(found, question, rolled_rows(project, question, metric, days.whole))
             add_rows(found, question, raw_rows(project, question, metric, [days.whole], f"n.id > {int(node_mark)}"))
@@ -56,7 +57,7 @@ def rolled_rows(project, question, metric, days):
 
 
 def raw_rows(project, question, metric, intervals, extra: str = "TRUE"):
-    filters, params = filters_sql(question.filters.dimensions, "n.")
+    filters, params = node_filters_sql(project, question.filters)
     times, time_params = intervals_sql("n.timestamp", intervals)
     where = f"n.project_id = %s AND {times} AND {filters} AND {extra}"
     where_params = [project.pk, *time_params, *params]
@@ -72,8 +73,8 @@ def raw_rows(project, question, metric, intervals, extra: str = "TRUE"):
 def python_counts(project, question: Question, metric: str | None) -> dict:
     """The portable path (the embedded SQLite default): bins computed here."""
     found: dict = defaultdict(lambda: defaultdict(int))
-    nodes = Node.objects.filter(project=project, timestamp__gte=question.start, timestamp__lt=question.end,
-                                **question.filters.dimensions)
+    nodes = orm_narrow(Node.objects.filter(project=project, timestamp__gte=question.start, timestamp__lt=question.end,
+                                           **question.filters.dimensions), question.filters)
     columns = ["timestamp", "confidence", "metrics", *([question.by] if question.by else [])]
     for timestamp, confidence, reported, *value in nodes.values_list(*columns).iterator():
         start = question.bucket_key(bucket_floor(timestamp, question.step) if question.step else None)

@@ -59,6 +59,7 @@ from metrics.rollups.schema import (
     histogram_values_sql,
     mask_columns,
 )
+from metrics.rollups.values import production_sql
 from provenance.bulk import is_postgres
 from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
 
@@ -66,6 +67,11 @@ TARGET, ROLLUP, SPAN = ReviewTarget._meta.db_table, HourRollup._meta.db_table, T
 HISTOGRAM, REASON = DayHistogram._meta.db_table, HourFuseReason._meta.db_table
 ESCALATIONS = HourEscalation._meta.db_table
 ADVISORY_LOCK = 0x6D657472  # "metr"
+# The hour rollups, trace spans, histograms, fuse reasons, escalations and
+# review targets hold production only (metrics.questions.Filters.in_hour_rollups):
+# another environment is read from the raw rows. The statistics rollup is
+# keyed by environment instead.
+PRODUCTION_NODE = production_sql("n.trace_id")
 # Summed per (hour, trace, dimensions), then per mask; traces and low_traces are counted apart.
 COUNTS = tuple(name for name in SUMS if name not in ("traces", "low_traces"))
 
@@ -192,7 +198,7 @@ DIRTY_NODES = f"""
     FROM metrics_dirty_hours d
     JOIN {NODE} n ON n.project_id = d.project_id AND n.timestamp >= d.hour AND n.timestamp < d.hour + interval '1 hour'
     JOIN {PROJECT} p ON p.id = n.project_id
-    WHERE n.id <= %(new_node)s
+    WHERE n.id <= %(new_node)s AND {PRODUCTION_NODE}
 """
 
 
@@ -309,7 +315,7 @@ def recompute_trace_spans(cursor, bounds: dict) -> None:
         FROM metrics_touched_traces t
         JOIN {NODE} n ON n.trace_id = t.trace_id
         JOIN {PROJECT} p ON p.id = n.project_id
-        WHERE n.id <= %(new_node)s
+        WHERE n.id <= %(new_node)s AND {PRODUCTION_NODE}
         """,
         bounds,
     )
@@ -352,7 +358,7 @@ def resolve_review_targets(cursor, bounds: dict) -> None:
             COALESCE(n.agent_id, ''), COALESCE(n.step, ''), COALESCE(n.source_type, ''), n.round
         FROM {REVIEW} r
         LEFT JOIN {NODE} n ON n.id = ({REVIEW_TARGET_SQL.format(review="r", limit="AND t.id <= %(new_node)s")})
-        WHERE r.id IN (SELECT id FROM metrics_stale_reviews)
+        WHERE r.id IN (SELECT id FROM metrics_stale_reviews) AND {production_sql("r.trace_id")}
         """,
         bounds,
     )
@@ -360,7 +366,7 @@ def resolve_review_targets(cursor, bounds: dict) -> None:
 
 
 def add_histograms(cursor, bounds: dict) -> None:
-    where = "n.id > %(old_node)s AND n.id <= %(new_node)s"
+    where = f"n.id > %(old_node)s AND n.id <= %(new_node)s AND {PRODUCTION_NODE}"
     grouped = f"""
         SELECT project_id, date_trunc('day', timestamp, 'UTC') AS day, agent_id, step, source_type, round, metric,
                {bin_sql("x")} AS bin, COUNT(*) AS n
@@ -384,10 +390,10 @@ def add_fuse_reasons(cursor, bounds: dict) -> None:
         INSERT INTO {REASON} AS r (project_id, hour, agent_id, step, source_type, round, decision, reason, n)
         SELECT project_id, hour, agent_id, step, source_type, round, decision, reason, COUNT(*) FROM (
             {FUSE_REASON_PAIRS}
-            WHERE f.id > %(old_fuse)s AND f.id <= %(new_fuse)s AND n.id <= %(new_node)s
+            WHERE f.id > %(old_fuse)s AND f.id <= %(new_fuse)s AND n.id <= %(new_node)s AND {PRODUCTION_NODE}
             UNION ALL
             {FUSE_REASON_PAIRS}
-            WHERE n.id > %(old_node)s AND n.id <= %(new_node)s AND f.id <= %(old_fuse)s
+            WHERE n.id > %(old_node)s AND n.id <= %(new_node)s AND f.id <= %(old_fuse)s AND {PRODUCTION_NODE}
         ) AS pairs
         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
         ON CONFLICT (project_id, hour, agent_id, step, source_type, round, decision, reason)
@@ -406,13 +412,15 @@ def add_escalations(cursor, bounds: dict) -> None:
         INSERT INTO {ESCALATIONS} AS h (project_id, hour, mask, {", ".join(DIMENSIONS)}, n)
         SELECT project_id, hour, mask, {", ".join(DIMENSIONS)}, COUNT(*) FROM (
             SELECT project_id, date_trunc('hour', timestamp, 'UTC') AS hour, {NO_DIMENSIONS} AS mask, {placeholders}
-            FROM {ESCALATION} WHERE id > %(old_escalation)s AND id <= %(new_escalation)s
+            FROM {ESCALATION} WHERE id > %(old_escalation)s AND id <= %(new_escalation)s AND {production_sql("trace_id")}
             UNION ALL
             SELECT project_id, hour, {EVERY_DIMENSION}, {", ".join(DIMENSIONS)} FROM ({ESCALATION_NODE_PAIRS}
                 WHERE e.id > %(old_escalation)s AND e.id <= %(new_escalation)s AND n.id <= %(new_node)s
+                    AND {production_sql("e.trace_id")}
                 UNION ALL
                 {ESCALATION_NODE_PAIRS}
-                WHERE n.id > %(old_node)s AND n.id <= %(new_node)s AND e.id <= %(old_escalation)s) AS pairs
+                WHERE n.id > %(old_node)s AND n.id <= %(new_node)s AND e.id <= %(old_escalation)s
+                    AND {production_sql("e.trace_id")}) AS pairs
         ) AS counted
         GROUP BY 1, 2, 3, 4, 5, 6, 7
         ON CONFLICT (project_id, hour, mask, {", ".join(DIMENSIONS)}) DO UPDATE SET n = h.n + EXCLUDED.n

@@ -3,6 +3,8 @@ them: time ranges, filter conditions, series buckets."""
 
 from django.db import connection
 
+from metrics.rollups.values import in_environment_sql
+
 
 def intervals_sql(column: str, intervals: list[tuple]) -> tuple[str, list]:
     """`column` in any of the [start, end) intervals."""
@@ -14,6 +16,16 @@ def filters_sql(dimensions: dict, prefix: str = "") -> tuple[str, list]:
     """The conjunction of `column = value` for the chosen dimensions (TRUE for none)."""
     clauses = [f"{prefix}{column} = %s" for column in dimensions]
     return " AND ".join(clauses) or "TRUE", list(dimensions.values())
+
+
+def node_filters_sql(project, filters, table: str = "n") -> tuple[str, list]:
+    """Every filter of a metrics.questions.Filters over the node table aliased
+    `table` (raw rows of `project`): the dimensions, the model when set, the environment."""
+    sql, params = filters_sql(filters.dimensions, f"{table}.")
+    if filters.model:
+        sql, params = f"{sql} AND {table}.model = %s", [*params, filters.model]
+    environment, environment_params = in_environment_sql(f"{table}.trace_id", filters.environment, project.pk)
+    return f"{sql} AND {environment}", [*params, *environment_params]
 
 
 def bucket_sql(step: str, column: str) -> str:

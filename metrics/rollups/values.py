@@ -25,8 +25,10 @@ from metrics.rollups.schema import (
     METRIC_VALUE_SQL,
     NODE,
     PLACEHOLDERS,
+    TRACE,
     is_metric_value,
 )
+from provenance.models import DEFAULT_ENVIRONMENT
 
 # The stored metric names of the node fields, and the API's names for them.
 DURATION, TOKENS, COST = "@duration_ms", "@tokens", "@cost_usd"
@@ -74,13 +76,36 @@ def fine_bin_sql(x: str) -> str:
 
 
 # ---- which values a node contributes
-# The node fields' SQL, over the node table aliased `n` (None: not stored yet).
-FIELD_SQL = {DURATION: None, TOKENS: None, COST: None}
+# The node fields' SQL, over the node table aliased `n`: tokens are input plus
+# output, for a node that has either.
+FIELD_SQL = {
+    DURATION: "n.duration_ms",
+    TOKENS: "CASE WHEN n.input_tokens IS NOT NULL OR n.output_tokens IS NOT NULL "
+            "THEN COALESCE(n.input_tokens, 0)::bigint + COALESCE(n.output_tokens, 0) END",
+    COST: "n.cost_usd",
+}
 # The node's model and its trace's environment, as the rollup keys them.
-MODEL_SQL = "''::varchar"
-ENVIRONMENT_SQL = "'production'::varchar"
-ENVIRONMENT_JOIN = ""  # what ENVIRONMENT_SQL needs joined after the node table `n`
-DEFAULT_ENVIRONMENT = "production"
+MODEL_SQL = "n.model"
+ENVIRONMENT_SQL = "t_env.environment"
+ENVIRONMENT_JOIN = f"JOIN {TRACE} t_env ON t_env.id = n.trace_id"  # what ENVIRONMENT_SQL needs after `{NODE} n`
+
+
+def in_environment_sql(trace_pk: str, environment: str, project_pk: int | None = None) -> tuple[str, list]:
+    """`trace_pk` (a trace's id column) is a trace of `environment`. Production
+    is "not one of the other environments' traces", a short list the trace
+    index on (project, environment) finds when `project_pk` (a project's id,
+    never a column: the list is read once, not per row) is given."""
+    scope = f"project_id = {int(project_pk)} AND " if project_pk is not None else ""
+    if environment == DEFAULT_ENVIRONMENT:
+        return (f"{trace_pk} NOT IN (SELECT id FROM {TRACE} WHERE {scope}(environment < %s OR environment > %s))",
+                [environment, environment])
+    return f"{trace_pk} IN (SELECT id FROM {TRACE} WHERE {scope}environment = %s)", [environment]
+
+
+def production_sql(trace_pk: str) -> str:
+    """in_environment_sql for production with its parameters written in (the refresh job's named-parameter SQL)."""
+    return (f"{trace_pk} NOT IN (SELECT id FROM {TRACE} WHERE environment < '{DEFAULT_ENVIRONMENT}' "
+            f"OR environment > '{DEFAULT_ENVIRONMENT}')")
 
 # ---- dimensions: rows are keyed by environment always, and grouped by none,
 # one, or every one of STAT_DIMENSIONS (`mask`, as metrics.rollups.schema's).
@@ -139,21 +164,25 @@ def node_values(confidence, reported, fields: dict | None = None) -> list[tuple[
 
 
 # The same for the ORM (the SQLite path): the node columns to read, and what they give.
-ORM_COLUMNS: tuple[str, ...] = ()
+ORM_COLUMNS = ("duration_ms", "input_tokens", "output_tokens", "cost_usd", "model")
 
 
 def orm_fields(row: dict) -> dict:
     """{stored metric: value} of a node's fields, from a .values() row of ORM_COLUMNS."""
-    return {}
+    tokens_in, tokens_out = row["input_tokens"], row["output_tokens"]
+    tokens = None if tokens_in is None and tokens_out is None else (tokens_in or 0) + (tokens_out or 0)
+    return {DURATION: row["duration_ms"], TOKENS: tokens, COST: row["cost_usd"]}
 
 
 def orm_model(row: dict) -> str:
-    return ""
+    return row["model"]
 
 
 def orm_narrow(nodes, filters):
     """`nodes` narrowed to the filters' model and environment."""
-    return nodes
+    if filters.model:
+        nodes = nodes.filter(model=filters.model)
+    return nodes.filter(trace__environment=filters.environment)
 
 
 # The per-bin figures, as SQL aggregates over x (in this order everywhere).

@@ -20,6 +20,7 @@ from django.db import connection
 from metrics.catalog import COUNTED
 from metrics.rollups.schema import DIMENSIONS, NODE
 from metrics.rollups.sql import intervals_sql
+from metrics.rollups.values import DEFAULT_ENVIRONMENT, in_environment_sql
 from metrics.windows.fused_runs import ONE_CLEAR, ONE_FUSED, Run
 from provenance.vocabulary import HIGH_UNCERTAINTY
 
@@ -145,10 +146,12 @@ class RecentRows:
         if not merged:
             return cls([])
         ranges, range_params = intervals_sql("timestamp", merged)
+        # Only production rows: the rollups they are stitched to hold production only.
+        production, production_params = in_environment_sql("trace_id", DEFAULT_ENVIRONMENT, project.pk)
         with connection.cursor() as cursor:
             cursor.execute(
-                select_sql(f"project_id = %s AND {ranges}") + " ORDER BY timestamp, id",
-                [project.high_uncertainty_threshold, project.pk, *range_params],
+                select_sql(f"project_id = %s AND {ranges} AND {production}") + " ORDER BY timestamp, id",
+                [project.high_uncertainty_threshold, project.pk, *range_params, *production_params],
             )
             return cls(cursor.fetchall())
 

@@ -48,7 +48,7 @@ def page_windows(project) -> list:
 
 def production_nodes(project, params) -> list[dict]:
     nodes = Node.objects.filter(project=project, timestamp__gte=params.start, timestamp__lt=params.end,
-                                )
+                                trace__environment="production")
     return list(nodes.order_by("timestamp", "id").values(
         "trace_id", "agent_id", "step", "round", "confidence", "fuse_state", "is_error", "metrics", "timestamp"))
 

@@ -35,8 +35,20 @@ def valued_events(seed: int, count: int, *, days: float = 3, prefix: str = "") -
                            "tiny": rng.uniform(1e-6, 1e-3), "big": rng.lognormvariate(8, 2)}
         if rng.random() < 0.3:
             del body["metrics"]["drift"]
+        if rng.random() < 0.85:
+            body["duration_ms"] = rng.choice([rng.uniform(200, 800), rng.uniform(1000, 4000), 0, 12.5])
+        if rng.random() < 0.7:
+            body["model"] = rng.choice(MODELS)
+            body["usage"] = {"input_tokens": rng.randint(0, 3000), "output_tokens": rng.randint(0, 800)}
+            if rng.random() < 0.8:
+                body["cost_usd"] = rng.choice([rng.uniform(1e-5, 0.02), 0.0])
+        if (i // 4) % 7 == 0:  # every node of one trace in seven (a trace has one environment)
+            body["environment"] = "evaluation"
         events.append(node_event(f"{prefix}n{i}", f"{prefix}t{i // 4}", seconds=rng.uniform(0, days * DAY), **body))
     return events
+
+
+MODELS = ("gpt-4o-mini", "gpt-4o", "local-llama")
 
 
 def nearest_rank(values: list[float], percent: int) -> float:
@@ -45,9 +57,15 @@ def nearest_rank(values: list[float], percent: int) -> float:
 
 
 def raw_values(project, metric, start, end, filters: Filters) -> list[float]:
-    nodes = Node.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end, **filters.dimensions)
-    if metric == "confidence":
-        return [c for c in nodes.values_list("confidence", flat=True) if c is not None]
+    nodes = Node.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end, **filters.dimensions,
+                                trace__environment=filters.environment)
+    if filters.model:
+        nodes = nodes.filter(model=filters.model)
+    if metric in ("confidence", "duration_ms", "cost_usd"):
+        return [c for c in nodes.values_list(metric, flat=True) if c is not None]
+    if metric == "tokens":
+        return [(i or 0) + (o or 0) for i, o in nodes.values_list("input_tokens", "output_tokens")
+                if i is not None or o is not None]
     return [m[metric] for m in nodes.values_list("metrics", flat=True) if metric in m]
 
 
@@ -76,7 +94,7 @@ def ask(api, metric, start, end, **filters):
     return response.json()
 
 
-METRICS = ("confidence", "samples", "failed_samples", "clusters", "semantic_entropy", "drift", "tiny", "big")
+METRICS = ("confidence", "duration_ms", "tokens", "cost_usd", "samples", "failed_samples", "clusters", "semantic_entropy", "drift", "tiny", "big")
 
 
 def random_window(rng):
@@ -86,7 +104,8 @@ def random_window(rng):
 
 def random_summary_filters(rng) -> dict:
     chosen = {"agent_id": rng.choice(["", "", *AGENTS]), "step": rng.choice(["", "", "", *STEPS]),
-              "source_type": rng.choice(["", "", "", *SOURCES])}
+              "source_type": rng.choice(["", "", "", *SOURCES]), "model": rng.choice(["", "", "", *MODELS]),
+              "environment": rng.choice(["", "", "", "evaluation"])}
     return {name: value for name, value in chosen.items() if value}
 
 
@@ -104,7 +123,8 @@ def test_summaries_are_exact_from_rollups_and_the_rows_after_them(project, api, 
         start, end = random_window(rng)
         filters = random_summary_filters(rng)
         metric = rng.choice(METRICS)
-        assert_summary_matches(project, ask(api, metric, start, end, **filters), metric, start, end, Filters(**filters))
+        asked = Filters(**{**filters, "environment": filters.get("environment") or "production"})
+        assert_summary_matches(project, ask(api, metric, start, end, **filters), metric, start, end, asked)
 
 
 def test_the_rollup_equals_the_raw_scan_bin_for_bin(project, ingest, valued):
@@ -113,7 +133,7 @@ def test_the_rollup_equals_the_raw_scan_bin_for_bin(project, ingest, valued):
     rng = random.Random(35)
     for _ in range(25):
         start, end = random_window(rng)
-        filters = Filters(**random_summary_filters(rng))
+        filters = Filters(**{"environment": "production", **random_summary_filters(rng)})
         by, step = rng.choice(["", "agent_id", "step", "source_type", "model"]), rng.choice(["", "day"])
         rolled = summaries.distributions(project, start, end, filters, step=step, by=by)
         raw = summaries.distributions(project, start, end, filters, step=step, by=by, use_rollups=False)

@@ -13,7 +13,8 @@ SOURCES = ("retrieval", "reasoning")
 DECISIONS = ("accept", "downweight", "block")
 
 
-def workflow_events(seed: int, traces: int, *, hours: float = 6, prefix: str = "") -> list[dict]:
+def workflow_events(seed: int, traces: int, *, hours: float = 6, prefix: str = "",
+                    environment: str | None = None) -> list[dict]:
     rng = random.Random(seed)
     events = []
     for t in range(traces):
@@ -21,6 +22,8 @@ def workflow_events(seed: int, traces: int, *, hours: float = 6, prefix: str = "
         start = rng.uniform(0, hours * 3600)
         for n in range(rng.randint(1, 7)):
             body = {"agent_id": rng.choice(AGENTS), "step": rng.choice(STEPS), "source_type": rng.choice(SOURCES)}
+            if environment:
+                body["environment"] = environment
             if rng.random() < 0.8:
                 body["round"] = rng.randint(1, 2)
             if rng.random() < 0.85:

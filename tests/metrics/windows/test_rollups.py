@@ -63,7 +63,9 @@ def random_questions(seed: int, count: int) -> list[Question]:
 def traffic(project, ingest):
     events = workflow_events(seed=1, traces=120)
     events += fuse_loop_events(events, seed=11)
-    post_in_batches(ingest, events)
+    # Evaluation traffic in the same hours: every figure counts production only.
+    evaluation = workflow_events(seed=21, traces=30, prefix="eval-", environment="evaluation")
+    post_in_batches(ingest, events + evaluation + fuse_loop_events(evaluation, seed=22, prefix="eval-"))
     return events
 
 
