@@ -20,10 +20,17 @@ PAGES = [
     ("uncertainty", "Uncertainty", "distributions"),
     ("drift", "Drift", "drift"),
     ("calibration", "Calibration", "calibration"),
+    ("cost", "Cost & latency", "cost"),
 ]
 DATA_OF = {name: data for name, _, data in PAGES}
 TITLES = {name: title for name, title, _ in PAGES}
 BY_CHOICES = [("step", "step"), ("agent_id", "agent"), ("source_type", "source type"), ("round", "round")]
+COST_BY_CHOICES = [("agent_id", "agent"), ("step", "step"), ("model", "model")]
+
+
+def settings_url(slug: str) -> str:
+    """The project settings page, where the price table is set."""
+    return reverse("provenance:settings", args=[slug])
 
 
 def page(name: str):
@@ -53,6 +60,8 @@ def page(name: str):
             "data_url": data_url if valid else "",
             "recent_alerts": overview_panels.rows("recent_alerts", project) if name == "overview" else None,
             "checks_not_running": overview_panels.rows("checks_not_running", project) if name == "overview" else None,
+            "cost_by_choices": COST_BY_CHOICES,
+            "settings_url": settings_url(slug),
         })
 
     view.__name__ = name

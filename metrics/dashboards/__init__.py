@@ -1,7 +1,7 @@
 """One module per dashboard: `build(project, params, use_rollups=True) -> dict`,
 the JSON both the page's script and GET /api/v1/metrics/<name> return."""
 
-from metrics.dashboards import calibration, distributions, drift, fuses, overview
+from metrics.dashboards import calibration, certainty, cost, distributions, drift, fuses, overview
 
 DASHBOARDS = {
     "overview": overview.build,
@@ -9,4 +9,6 @@ DASHBOARDS = {
     "distributions": distributions.build,
     "drift": drift.build,
     "calibration": calibration.build,
+    "cost": cost.build,
+    "certainty": certainty.build,
 }

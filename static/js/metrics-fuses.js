@@ -15,6 +15,25 @@
     }), { barmode: "stack", xaxis: { title: axisTitle, type: "category" }, yaxis: { title: "nodes" } });
   }
 
+  function usd(value) { return value === null || value === undefined ? "–" : "$" + value.toFixed(4); }
+
+  // What certainty costs reads raw rows: fetched after the charts are drawn.
+  function certainty() {
+    const table = document.getElementById("certainty");
+    const source = document.getElementById("metrics-root").dataset.source.replace("/fuses.json", "/certainty.json");
+    fetch(source, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (response) { return response.json(); })
+      .then(function (body) {
+        M.fillTable("certainty", body.by_policy_version.map(function (r) {
+          return [r.policy_version === null ? "(none given)" : "v" + r.policy_version, M.num(r.traces),
+                  M.pct(r.expensive_cost_share), M.pct(r.expensive_latency_share), M.pct(r.accuracy),
+                  M.pct(r.fuse_rate), M.num(r.escalation_rate), M.num(r.p95_latency_ms, 1), usd(r.cost_per_trace),
+                  usd(r.cost_per_correct)];
+        }));
+        table.dataset.state = "ready";
+      });
+  }
+
   M.load(function (data) {
     stacked("chart-by-agent", data.by_agent, "agent");
     stacked("chart-by-round", data.by_round, "round");
@@ -34,6 +53,7 @@
       card.appendChild(M.el("div", { class: "value" }, value));
       outcomes.appendChild(card);
     });
+    certainty();
     M.fillTable("policy-versions", data.by_policy_version.map(function (r) {
       return [r.policy_version === null ? "(none given)" : "v" + r.policy_version, r.decisions, r.nodes,
               M.pct(r.fuse_rate), r.reviewed, M.pct(r.incorrect_rate), M.num(r.escalation_rate)];
