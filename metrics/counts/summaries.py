@@ -3,7 +3,8 @@ each `metrics` key, duration, tokens, cost) over a window, as
 metrics.stats.summary.Distribution: the day statistics rollup for the whole
 days inside the window (plus whatever arrived after the watermark), the
 partial days at its ends scanned raw, each on the same fine grid, so the
-two combine exactly. On SQLite everything is read raw and binned here."""
+two combine exactly. A question naming two or more dimensions (a filter and
+a split) is scanned raw whole; on SQLite everything is read raw and binned here."""
 
 from collections import defaultdict
 from datetime import datetime
@@ -64,9 +65,10 @@ def distributions(project, start: datetime, end: datetime, filters: Filters = Fi
     with one_snapshot():
         days = split(start, end, "day")
         partial = [(start, end)]
-        if use_rollups and step != "hour" and days.whole:
+        mask = stat_mask([*stat_filters(filters), *([by] if by else [])])
+        if use_rollups and step != "hour" and days.whole and mask is not None:
             node_mark = read_marks().node
-            rows = rolled_rows(project, filters, metric, step, by, days.whole)
+            rows = rolled_rows(project, filters, metric, step, by, days.whole, mask)
             rows += raw_rows(project, filters, metric, step, by, [days.whole], f"n.id > {int(node_mark)}")
             add_rows(found, rows, key_of)
             partial = days.partial
@@ -80,7 +82,7 @@ def add_rows(found: dict, rows, key_of) -> None:
         found[(key_of(bucket), value, metric)].add(bin_, figures)
 
 
-def rolled_rows(project, filters, metric, step, by, days) -> list:
+def rolled_rows(project, filters, metric, step, by, days, mask: int) -> list:
     chosen = stat_filters(filters)
     conditions = "".join(f" AND {column} = %s" for column in chosen)
     only = " AND metric = ANY(%s)" if metric is not None else ""
@@ -89,7 +91,7 @@ def rolled_rows(project, filters, metric, step, by, days) -> list:
         f"SELECT {bucket_sql(step, 'day')}, {by or 'NULL'}, metric, bin, {combined} "
         f"FROM {DayStat._meta.db_table} WHERE project_id = %s AND environment = %s AND mask = %s{only}"
         f" AND day >= %s AND day < %s{conditions} GROUP BY 1, 2, 3, 4",
-        [project.pk, filters.environment, stat_mask([*chosen, *([by] if by else [])]),
+        [project.pk, filters.environment, mask,
          *([list(metric)] if metric is not None else []), *days, *chosen.values()],
     )
 

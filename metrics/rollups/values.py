@@ -9,11 +9,12 @@ called "tokens" too). A node without a value contributes nothing to it.
 
 The grid is fine enough that a percentile read from it is within 1% of the
 nearest-rank value (and within 0.001 for values in [0, 1]): bin edges grow by
-1% away from zero (below 1e-9 everything is bin 0), except on [0.1, 1), cut
-in steps of 0.001. Each bin row also keeps its count, sums of the first four
+2% away from zero (below 1e-9 everything is bin 0), except on [0.1, 1), cut
+in steps of 0.002. Each bin row also keeps its count, sums of the first four
 powers, minimum and maximum, so count, mean, deviation, skewness and
-kurtosis come out exact, and a percentile is the middle of its bin's actual
-values (exact when they are all equal, as integer counts are).
+kurtosis come out exact, and a percentile is the middle of its bin's smallest
+and largest value: less than half a bin from the nearest-rank value (under
+1%, or under 0.001), and exact when they are all equal, as integer counts are.
 """
 
 import math
@@ -41,15 +42,16 @@ def stored_metric(name: str) -> str:
 
 
 # ---- the grid: bin 0 is |x| < TINY; bins 1..LOW_BINS grow by RATIO up to 0.1;
-# then 900 bins of 0.001 up to 1; then bins growing by RATIO. Negative values
-# take the negated bin of their magnitude.
+# then LINEAR_BINS bins of 0.002 up to 1; then bins growing by RATIO. Negative
+# values take the negated bin of their magnitude.
 TINY = 1e-9
-RATIO = 1.01
+RATIO = 1.02
 LOG_RATIO = math.log(RATIO)
 LOW_BINS = math.ceil(math.log(0.1 / TINY) / LOG_RATIO)
 LINEAR_START = LOW_BINS + 1
-LINEAR_STEP = 0.001
-HIGH_START = LINEAR_START + 900
+LINEAR_PER_UNIT = 500  # bins per unit on [0.1, 1): steps of 0.002
+LINEAR_BINS = 450
+HIGH_START = LINEAR_START + LINEAR_BINS
 
 
 def fine_bin(x: float) -> int:
@@ -59,7 +61,7 @@ def fine_bin(x: float) -> int:
     if a < 0.1:
         k = min(LOW_BINS, 1 + math.floor(math.log(a / TINY) / LOG_RATIO))
     elif a < 1:
-        k = LINEAR_START + min(899, math.floor((a - 0.1) * 1000))
+        k = LINEAR_START + min(LINEAR_BINS - 1, math.floor((a - 0.1) * LINEAR_PER_UNIT))
     else:
         k = HIGH_START + math.floor(math.log(a) / LOG_RATIO)
     return k if x > 0 else -k
@@ -70,7 +72,7 @@ def fine_bin_sql(x: str) -> str:
     a = f"abs({x})"
     magnitude = f"""CASE WHEN {a} < {TINY!r}::float8 THEN 0
         WHEN {a} < 0.1::float8 THEN LEAST({LOW_BINS}, 1 + floor(ln({a} / {TINY!r}::float8) / {LOG_RATIO!r}::float8))
-        WHEN {a} < 1 THEN {LINEAR_START} + LEAST(899, floor(({a} - 0.1::float8) * 1000::float8))
+        WHEN {a} < 1 THEN {LINEAR_START} + LEAST({LINEAR_BINS - 1}, floor(({a} - 0.1::float8) * {LINEAR_PER_UNIT}::float8))
         ELSE {HIGH_START} + floor(ln({a}) / {LOG_RATIO!r}::float8) END"""
     return f"(sign({x}) * ({magnitude}))::bigint"
 
@@ -107,19 +109,21 @@ def production_sql(trace_pk: str) -> str:
     return (f"{trace_pk} NOT IN (SELECT id FROM {TRACE} WHERE environment < '{DEFAULT_ENVIRONMENT}' "
             f"OR environment > '{DEFAULT_ENVIRONMENT}')")
 
-# ---- dimensions: rows are keyed by environment always, and grouped by none,
-# one, or every one of STAT_DIMENSIONS (`mask`, as metrics.rollups.schema's).
+# ---- dimensions: rows are keyed by environment always, and grouped by none or
+# one of STAT_DIMENSIONS (`mask`, as metrics.rollups.schema's). Rows by every
+# dimension at once would be a row per bin per combination: ten times the
+# others together at 1,000,000 nodes; questions naming two are read raw.
 STAT_DIMENSIONS = (*DIMENSIONS, "model")
 STAT_PLACEHOLDERS = {**PLACEHOLDERS, "model": "''::varchar"}
-ALL_STATS = (1 << len(STAT_DIMENSIONS)) - 1
-STAT_MASKS = {0: (), **{1 << i: (column,) for i, column in enumerate(STAT_DIMENSIONS)}, ALL_STATS: STAT_DIMENSIONS}
+STAT_MASKS = {0: (), **{1 << i: (column,) for i, column in enumerate(STAT_DIMENSIONS)}}
 
 
-def stat_mask(columns) -> int:
-    """The mask of the rows that answer a question filtered or split by these dimensions."""
+def stat_mask(columns) -> int | None:
+    """The mask of the rows that answer a question filtered or split by these
+    dimensions (None: two or more, which no row answers)."""
     columns = set(columns)
     if len(columns) > 1:
-        return ALL_STATS
+        return None
     return sum(1 << STAT_DIMENSIONS.index(column) for column in columns)
 
 
