@@ -2,8 +2,10 @@
 decisions in the window name the version (of the filters' environment), and
 over all of their nodes
 
-- the share of cost and of step time spent on the expensive path: nodes that
-  retry a fused node (`retry_of`, the one mark of it every recorder sends);
+- the share of cost and of step time spent on the expensive path: nodes the
+  SDK marks `metadata.expensive_path` (redundant_sample, reflection_round,
+  fuse_retry, cross_check), and nodes that retry a fused node (`retry_of`,
+  which recorders other than the SDK send too);
 - what that bought: the fuse rate of their nodes, the share of reviewed
   traces whose newest review says correct (accuracy), escalations per trace;
 - p95 step latency (nearest rank), cost per trace and cost per correct answer.
@@ -16,6 +18,14 @@ from metrics.rollups.sql import fetch
 from provenance.bulk import is_postgres
 from provenance.models import Escalation, Fuse, Node, Review, Trace, Verdict
 from provenance.vocabulary import FUSED, RETRIED
+
+# A node on the expensive path, in SQL over the node table aliased n, and in Python.
+EXPENSIVE_SQL = f"({RETRIED.sql('n')} OR n.metadata ->> 'expensive_path' IS NOT NULL)"
+
+
+def expensive(retry_of: str, metadata) -> bool:
+    return bool(retry_of) or (isinstance(metadata, dict) and metadata.get("expensive_path") is not None)
+
 
 COLUMNS = ("policy_version", "traces", "nodes", "fused", "cost_usd", "expensive_cost_usd", "duration_ms",
            "expensive_duration_ms", "p95_latency_ms", "reviewed", "correct", "escalations")
@@ -33,8 +43,8 @@ def by_policy_version(project, start, end, filters: Filters = Filters()) -> list
         ), nodes AS (
             SELECT v.policy_version, COUNT(DISTINCT v.trace_pk) AS traces, COUNT(*) AS nodes,
                 COUNT(*) FILTER (WHERE {FUSED.sql('n')}) AS fused,
-                SUM(n.cost_usd) AS cost, SUM(n.cost_usd) FILTER (WHERE {RETRIED.sql('n')}) AS expensive_cost,
-                SUM(n.duration_ms) AS duration, SUM(n.duration_ms) FILTER (WHERE {RETRIED.sql('n')}) AS expensive_duration,
+                SUM(n.cost_usd) AS cost, SUM(n.cost_usd) FILTER (WHERE {EXPENSIVE_SQL}) AS expensive_cost,
+                SUM(n.duration_ms) AS duration, SUM(n.duration_ms) FILTER (WHERE {EXPENSIVE_SQL}) AS expensive_duration,
                 percentile_disc(0.95) WITHIN GROUP (ORDER BY n.duration_ms) AS p95
             FROM versions v JOIN {NODE} n ON n.trace_id = v.trace_pk
             GROUP BY 1
@@ -70,8 +80,9 @@ def portable(project, start, end, filters: Filters) -> list[dict]:
     result = []
     for version in sorted(traces, key=lambda v: (v is not None, v or 0)):
         pks = traces[version]
-        nodes = list(Node.objects.filter(trace_id__in=pks).values_list("fuse_state", "retry_of", "cost_usd",
-                                                                       "duration_ms"))
+        nodes = [(state, expensive(retry_of, metadata), cost, duration) for state, retry_of, metadata, cost, duration
+                 in Node.objects.filter(trace_id__in=pks).values_list("fuse_state", "retry_of", "metadata", "cost_usd",
+                                                                      "duration_ms")]
         costs = [c for _, _, c, _ in nodes if c is not None]
         durations = sorted(d for _, _, _, d in nodes if d is not None)
         newest = {}
