@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from tests.conftest import BASE_TIME, fuse_event, node_event, review_event
+from tests.support.events import BASE_TIME, fuse_event, node_event, review_event
 
 WINDOW = {"start": BASE_TIME.isoformat(), "end": (BASE_TIME + timedelta(hours=2)).isoformat()}
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 from metrics.rollups.refresh import refresh_rollups
 from provenance.ingest import ingest_events
 from provenance.models import Node
-from tests.conftest import signed_in
+from tests.support.browser import signed_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -68,8 +68,8 @@ def test_cost_page_shows_the_raw_rows_figures(live_server, page, member, project
 
 
 def test_fuse_rates_page_shows_what_certainty_costs(live_server, page, member, project):
-    from tests.conftest import BASE_TIME
     from tests.metrics.test_certainty_costs import version_traffic
+    from tests.support.events import BASE_TIME
 
     ingest_events(project, version_traffic())
     problems = signed_in(page, live_server, member)

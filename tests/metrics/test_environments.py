@@ -10,8 +10,8 @@ from metrics.questions import Filters
 from metrics.rollups.refresh import refresh_rollups
 from metrics.values import window_values
 from provenance.models import FuseDecision, Node
-from tests.conftest import BASE_TIME, node_event
 from tests.metrics.traffic import post_in_batches
+from tests.support.events import BASE_TIME, node_event
 
 WINDOW = (BASE_TIME, BASE_TIME + timedelta(hours=4))
 QUERY = {"start": WINDOW[0].isoformat(), "end": WINDOW[1].isoformat()}
