@@ -16,7 +16,7 @@ from metrics.questions import Filters
 from metrics.rollups.schema import ESCALATION, FUSE, NODE, REVIEW, TRACE
 from metrics.rollups.sql import fetch
 from provenance.bulk import is_postgres
-from provenance.models import Escalation, Fuse, Node, Review, Trace, Verdict
+from provenance.models import Escalation, Fuse, Node, Review, ReviewVerdict, Trace
 from provenance.vocabulary import FUSED, RETRIED
 
 # A node on the expensive path, in SQL over the node table aliased n, and in Python.
@@ -50,7 +50,7 @@ def by_policy_version(project, start, end, filters: Filters = Filters()) -> list
             GROUP BY 1
         ), outcomes AS (
             SELECT v.policy_version, COUNT(r.verdict) AS reviewed,
-                COUNT(*) FILTER (WHERE r.verdict = '{Verdict.CORRECT.value}') AS correct,
+                COUNT(*) FILTER (WHERE r.verdict = '{ReviewVerdict.CORRECT.value}') AS correct,
                 COALESCE(SUM(e.n), 0) AS escalations
             FROM versions v
             LEFT JOIN LATERAL (SELECT r.verdict FROM {REVIEW} r WHERE r.trace_id = v.trace_pk
@@ -97,7 +97,7 @@ def portable(project, start, end, filters: Filters) -> list[dict]:
             "duration_ms": sum(durations) if durations else None,
             "expensive_duration_ms": sum(d for _, r, _, d in nodes if r and d is not None) or None,
             "p95_latency_ms": durations[-(-95 * len(durations) // 100) - 1] if durations else None,
-            "reviewed": len(newest), "correct": sum(1 for v in newest.values() if v == Verdict.CORRECT),
+            "reviewed": len(newest), "correct": sum(1 for v in newest.values() if v == ReviewVerdict.CORRECT),
             "escalations": Escalation.objects.filter(trace_id__in=pks).count(),
         }))
     return result
