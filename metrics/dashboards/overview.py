@@ -1,6 +1,8 @@
 """Headline figures now against the previous period, fuse rate over time per
 agent, high-uncertainty ratio over time, and the latest health findings."""
 
+import math
+
 from django.urls import reverse
 
 from metrics import values
@@ -48,8 +50,11 @@ WITHOUT_METRICS = ("node_count", "trace_count", "mean_confidence", "fuse_rate", 
 
 def dominant(project, params: ChartParams, current: Totals) -> dict | None:
     """The trace with the most nodes in the window, when it holds DOMINANT_SHARE of them."""
-    found = dominant_trace(project, params.start, params.end, params.filters) if current.nodes else None
-    if found is None or found[1] < DOMINANT_SHARE * current.nodes or current.traces < 2:
+    if not current.nodes or current.traces < 2:
+        return None
+    # Only traces that could hold the share are looked at (a long run is rare: usually none is).
+    found = dominant_trace(project, params.start, params.end, params.filters, math.ceil(DOMINANT_SHARE * current.nodes))
+    if found is None:
         return None
     alone = trace_totals(project, params.start, params.end, params.filters, found[0])
     rest = Totals(**{name: getattr(current, name) - getattr(alone, name) for name in SUMS})

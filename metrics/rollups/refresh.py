@@ -59,7 +59,7 @@ from metrics.rollups.schema import (
     histogram_values_sql,
     mask_columns,
 )
-from metrics.rollups.values import production_sql
+from metrics.rollups.values import DEFAULT_ENVIRONMENT
 from provenance.bulk import is_postgres
 from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
 
@@ -70,7 +70,15 @@ ADVISORY_LOCK = 0x6D657472  # "metr"
 # The hour rollups, trace spans, histograms, fuse reasons, escalations and
 # review targets hold production only (metrics.questions.Filters.in_hour_rollups):
 # another environment is read from the raw rows. The statistics rollup is
-# keyed by environment instead.
+# keyed by environment instead. The other environments' traces (few) are
+# listed once per refresh, for every statement to leave out.
+OTHER_ENVIRONMENTS = "metrics_other_environments"
+
+
+def production_sql(trace_pk: str) -> str:
+    return f"{trace_pk} NOT IN (SELECT id FROM {OTHER_ENVIRONMENTS})"
+
+
 PRODUCTION_NODE = production_sql("n.trace_id")
 # Summed per (hour, trace, dimensions), then per mask; traces and low_traces are counted apart.
 COUNTS = tuple(name for name in SUMS if name not in ("traces", "low_traces"))
@@ -116,6 +124,8 @@ def refresh_rollups() -> RefreshReport:
                   "old_review": old_review, "new_review": new_review,
                   "old_escalation": mark.escalation_id, "new_escalation": new_escalation}
         report = RefreshReport()
+        cursor.execute(f"CREATE TEMP TABLE {OTHER_ENVIRONMENTS} ON COMMIT DROP AS "
+                       f"SELECT id FROM {TRACE} WHERE environment <> %s", [DEFAULT_ENVIRONMENT])
         report.rebuilt_projects = mark_dirty_hours(cursor, bounds)
         cursor.execute("SELECT COUNT(*) FROM metrics_dirty_hours")
         report.hours = cursor.fetchone()[0]
@@ -138,7 +148,7 @@ def refresh_rollups() -> RefreshReport:
         mark.escalation_id = new_escalation
         mark.refreshed_at = timezone.now()
         mark.save()
-        cursor.execute("DROP TABLE IF EXISTS metrics_dirty_hours, metrics_rebuilt_projects")
+        cursor.execute(f"DROP TABLE IF EXISTS metrics_dirty_hours, metrics_rebuilt_projects, {OTHER_ENVIRONMENTS}")
     report.seconds = time.perf_counter() - started
     return report
 

@@ -104,11 +104,6 @@ def in_environment_sql(trace_pk: str, environment: str, project_pk: int | None =
     return f"{trace_pk} IN (SELECT id FROM {TRACE} WHERE {scope}environment = %s)", [environment]
 
 
-def production_sql(trace_pk: str) -> str:
-    """in_environment_sql for production with its parameters written in (the refresh job's named-parameter SQL)."""
-    return (f"{trace_pk} NOT IN (SELECT id FROM {TRACE} WHERE environment < '{DEFAULT_ENVIRONMENT}' "
-            f"OR environment > '{DEFAULT_ENVIRONMENT}')")
-
 # ---- dimensions: rows are keyed by environment always, and grouped by none or
 # one of STAT_DIMENSIONS (`mask`, as metrics.rollups.schema's). Rows by every
 # dimension at once would be a row per bin per combination: ten times the

@@ -16,9 +16,11 @@ from provenance.models import Trace
 BATCH = 5
 
 
-def dominant_trace(project, start, end, filters: Filters = Filters()) -> tuple[str, int] | None:
-    """(trace id, its matching nodes in [start, end)) of the trace with the most, None without nodes."""
-    overlapping = (Trace.objects.filter(project=project, started_at__lt=end, ended_at__gte=start)
+def dominant_trace(project, start, end, filters: Filters = Filters(), at_least: int = 1) -> tuple[str, int] | None:
+    """(trace id, its matching nodes in [start, end)) of the trace with the
+    most, if it has `at_least` of them; else None."""
+    overlapping = (Trace.objects.filter(project=project, started_at__lt=end, ended_at__gte=start,
+                                        node_count__gte=at_least)
                    .order_by("-node_count", "pk").values_list("pk", "trace_id", "node_count"))
     best, offset = None, 0
     while True:
@@ -29,7 +31,7 @@ def dominant_trace(project, start, end, filters: Filters = Filters()) -> tuple[s
         counted = (matching_nodes(project, start, end, filters).filter(trace_id__in=names)
                    .order_by().values("trace_id").annotate(n=Count("pk")))
         for row in sorted(counted, key=lambda r: (-r["n"], names[r["trace_id"]])):
-            if best is None or row["n"] > best[1]:
+            if row["n"] >= at_least and (best is None or row["n"] > best[1]):
                 best = (names[row["trace_id"]], row["n"])
         offset += BATCH
 
