@@ -3,8 +3,8 @@ run (one trace of 5,000 nodes) can outweigh every other trace in node-weighted
 figures, and a person reading them should be told.
 
 Trace.node_count (every node of the trace) bounds its nodes in any window,
-so traces overlapping the window are read in that order, and counted
-exactly, until no trace left can beat the best count."""
+so traces overlapping the window that could hold enough are read in that
+order, and counted exactly, until no trace left can beat the best count."""
 
 from django.db.models import Count
 
@@ -14,16 +14,19 @@ from metrics.windows.scan import aggregates, matching_nodes
 from provenance.models import Trace
 
 BATCH = 5
+BATCHES = 4
 
 
 def dominant_trace(project, start, end, filters: Filters = Filters(), at_least: int = 1) -> tuple[str, int] | None:
     """(trace id, its matching nodes in [start, end)) of the trace with the
-    most, if it has `at_least` of them; else None."""
+    most, if it has `at_least` of them; else None. With filters, node_count
+    (every node) may bound the matching ones loosely: after BATCHES batches
+    without a verdict, the window's matching nodes are grouped by trace instead."""
     overlapping = (Trace.objects.filter(project=project, started_at__lt=end, ended_at__gte=start,
                                         node_count__gte=at_least)
                    .order_by("-node_count", "pk").values_list("pk", "trace_id", "node_count"))
-    best, offset = None, 0
-    while True:
+    best = None
+    for offset in range(0, BATCH * BATCHES, BATCH):
         batch = list(overlapping[offset:offset + BATCH])
         if not batch or (best is not None and batch[0][2] <= best[1]):
             return best
@@ -33,7 +36,9 @@ def dominant_trace(project, start, end, filters: Filters = Filters(), at_least: 
         for row in sorted(counted, key=lambda r: (-r["n"], names[r["trace_id"]])):
             if row["n"] >= at_least and (best is None or row["n"] > best[1]):
                 best = (names[row["trace_id"]], row["n"])
-        offset += BATCH
+    grouped = (matching_nodes(project, start, end, filters).order_by().values("trace__trace_id")
+               .annotate(n=Count("pk")).filter(n__gte=at_least).order_by("-n", "trace__trace_id")[:1])
+    return next(((row["trace__trace_id"], row["n"]) for row in grouped), None)
 
 
 def trace_totals(project, start, end, filters: Filters, trace_id: str) -> Totals:

@@ -53,3 +53,16 @@ def test_rounds_beyond_ten_share_one_bar(api, ingest, project):
     beyond = Node.objects.filter(project=project, round__gt=10)
     assert rows[-1]["node_count"] == beyond.count() == 100
     assert rows[-1]["fused"] == beyond.filter(fuse_state=FuseDecision.BLOCK).count()
+
+
+def test_a_trace_dominating_a_filtered_window_is_found_past_the_traces_that_only_look_large(api, ingest):
+    # Thirty traces of 12 nodes with one "x" step each, then one whose 12 nodes are 10 "x" steps:
+    # every trace has 12 nodes, so the node counts cannot tell them apart.
+    events = [node_event(f"t{t}-{n}", f"t{t}", seconds=60 * t + n, step="x" if n == 0 else "y", confidence=0.5)
+              for t in range(30) for n in range(12)]
+    events += [node_event(f"big-{n}", "big", seconds=1900 + n, step="x" if n < 10 else "y", confidence=0.5)
+               for n in range(12)]
+    post_in_batches(ingest, events)
+    found = api.get("/api/v1/metrics/overview", {**WINDOW, "step": "x"}).json()["dominant_trace"]
+    assert (found["trace_id"], found["nodes"], found["share"]) == ("big", 10, 10 / 40)
+    assert api.get("/api/v1/metrics/overview", WINDOW).json()["dominant_trace"] is None
