@@ -47,12 +47,15 @@ def stat_filters(filters: Filters) -> dict:
 
 def distributions(project, start: datetime, end: datetime, filters: Filters = Filters(),
                   metric: str | tuple[str, ...] | None = None, step: str = "", by: str = "",
-                  use_rollups: bool = True) -> dict:
+                  use_rollups: bool = True, binned: bool = True) -> dict:
     """{(bucket start, `by` value or None, stored metric): Distribution} of the
     nodes in [start, end) matching the filters (and their environment);
     `metric` (a stored name, metrics.rollups.values.stored_metric, or a tuple
     of them) limits it to those, read in one statement.
-    Steps: "" (the whole window), "day" or "hour" (hours are always scanned raw)."""
+    Steps: "" (the whole window), "day" or "hour" (hours are always scanned raw).
+    `binned=False` adds the bins up in the database: each Distribution has
+    one bin, exact in its count, moments, extremes and whole-number test, but
+    with no percentiles (a reader of shapes, not of ranks, needs no more)."""
     if step not in STEPS:
         raise ValueError(f"step must be one of {STEPS}")
     if by and by not in STAT_DIMENSIONS:
@@ -61,19 +64,19 @@ def distributions(project, start: datetime, end: datetime, filters: Filters = Fi
     key_of = lambda bucket: start if bucket is None else max(bucket, start)  # noqa: E731
     found: dict = defaultdict(Distribution)
     if not is_postgres():
-        return python_distributions(project, start, end, filters, metric, step, by, key_of)
+        return python_distributions(project, start, end, filters, metric, step, by, key_of, binned)
     with one_snapshot():
         days = split(start, end, "day")
         partial = [(start, end)]
         mask = stat_mask([*stat_filters(filters), *([by] if by else [])])
         if use_rollups and step != "hour" and days.whole and mask is not None:
             node_mark = read_marks().node
-            rows = rolled_rows(project, filters, metric, step, by, days.whole, mask)
-            rows += raw_rows(project, filters, metric, step, by, [days.whole], f"n.id > {int(node_mark)}")
+            rows = rolled_rows(project, filters, metric, step, by, days.whole, mask, binned)
+            rows += raw_rows(project, filters, metric, step, by, [days.whole], f"n.id > {int(node_mark)}", binned)
             add_rows(found, rows, key_of)
             partial = days.partial
         if partial:
-            add_rows(found, raw_rows(project, filters, metric, step, by, partial), key_of)
+            add_rows(found, raw_rows(project, filters, metric, step, by, partial, binned=binned), key_of)
     return dict(found)
 
 
@@ -82,13 +85,13 @@ def add_rows(found: dict, rows, key_of) -> None:
         found[(key_of(bucket), value, metric)].add(bin_, figures)
 
 
-def rolled_rows(project, filters, metric, step, by, days, mask: int) -> list:
+def rolled_rows(project, filters, metric, step, by, days, mask: int, binned: bool = True) -> list:
     chosen = stat_filters(filters)
     conditions = "".join(f" AND {column} = %s" for column in chosen)
     only = " AND metric = ANY(%s)" if metric is not None else ""
     combined = ", ".join(f"{COMBINE_SQL[name]}({name})" for name in FIGURES)
     return fetch(
-        f"SELECT {bucket_sql(step, 'day')}, {by or 'NULL'}, metric, bin, {combined} "
+        f"SELECT {bucket_sql(step, 'day')}, {by or 'NULL'}, metric, {'bin' if binned else '0'}, {combined} "
         f"FROM {DayStat._meta.db_table} WHERE project_id = %s AND environment = %s AND mask = %s{only}"
         f" AND day >= %s AND day < %s{conditions} GROUP BY 1, 2, 3, 4",
         [project.pk, filters.environment, mask,
@@ -96,7 +99,7 @@ def rolled_rows(project, filters, metric, step, by, days, mask: int) -> list:
     )
 
 
-def raw_rows(project, filters, metric, step, by, intervals, extra: str = "TRUE") -> list:
+def raw_rows(project, filters, metric, step, by, intervals, extra: str = "TRUE", binned: bool = True) -> list:
     """Named parameters: stat_values_sql repeats the condition in each of its parts."""
     params = {"project": project.pk, "environment": filters.environment,
               "metric": list(metric) if metric is not None else None}
@@ -110,11 +113,11 @@ def raw_rows(project, filters, metric, step, by, intervals, extra: str = "TRUE")
         conditions += f" AND {MODEL_SQL if column == 'model' else 'n.' + column} = %(f_{column})s"
     where = f"n.project_id = %(project)s AND ({' OR '.join(times)}) AND {ENVIRONMENT_SQL} = %(environment)s" \
             f"{conditions} AND {extra}"
-    keys = [bucket_sql(step, "timestamp"), by or "NULL", "metric", "bin"]
+    keys = [bucket_sql(step, "timestamp"), by or "NULL", "metric", "bin" if binned else "0"]
     return fetch(binned_values_sql(where, keys, metric, "%(metric)s"), params)
 
 
-def python_distributions(project, start, end, filters, metric, step, by, key_of) -> dict:
+def python_distributions(project, start, end, filters, metric, step, by, key_of, binned: bool = True) -> dict:
     """The portable path (the embedded SQLite default): values binned here."""
     found: dict = defaultdict(Distribution)
     nodes = Node.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end, **filters.dimensions)
@@ -125,5 +128,5 @@ def python_distributions(project, start, end, filters, metric, step, by, key_of)
         value = (orm_model(row) if by == "model" else row[by]) if by else None
         for name, x in node_values(row["confidence"], row["metrics"], orm_fields(row)):
             if metric is None or name in metric:
-                found[(bucket, value, name)].add_value(fine_bin(x), x)
+                found[(bucket, value, name)].add_value(fine_bin(x) if binned else 0, x)
     return dict(found)

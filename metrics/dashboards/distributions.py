@@ -24,10 +24,12 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
     by = params.by if params.by in DIMENSIONS else DEFAULT_BY  # the 0.05-grid histograms have no model
     question = Question(params.start, params.end, params.filters, by=by)
     found = histograms.counts(project, question, use_rollups=use_rollups)
-    exact = summaries.distributions(project, params.start, params.end, params.filters, by=by, use_rollups=use_rollups)
     per_metric: dict = {}
     for (_, value, metric), bins in found.items():
         per_metric.setdefault(metric, {})[value] = bins
+    # The shapes need moments, not ranks: added up in the database, for the metrics shown.
+    exact = summaries.distributions(project, params.start, params.end, params.filters, tuple(per_metric), by=by,
+                                    use_rollups=use_rollups, binned=False) if per_metric else {}
     def exact_of(value, metric: str) -> Distribution:
         return exact.get((params.start, value, metric), Distribution())
 
