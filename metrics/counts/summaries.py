@@ -17,12 +17,12 @@ from metrics.rollups.snapshot import one_snapshot
 from metrics.rollups.sql import bucket_sql, fetch
 from metrics.rollups.values import (
     COMBINE_SQL,
-    ENVIRONMENT_SQL,
     FIGURES,
     MODEL_SQL,
     ORM_COLUMNS,
     STAT_DIMENSIONS,
     fine_bin,
+    in_environment_sql,
     node_values,
     orm_fields,
     orm_model,
@@ -111,10 +111,14 @@ def raw_rows(project, filters, metric, step, by, intervals, extra: str = "TRUE",
     for column, value in stat_filters(filters).items():
         params[f"f_{column}"] = value
         conditions += f" AND {MODEL_SQL if column == 'model' else 'n.' + column} = %(f_{column})s"
-    where = f"n.project_id = %(project)s AND ({' OR '.join(times)}) AND {ENVIRONMENT_SQL} = %(environment)s" \
-            f"{conditions} AND {extra}"
+    # The environment as the trace list's few other traces (metrics.rollups.values.in_environment_sql).
+    environment, environment_params = in_environment_sql("n.trace_id", filters.environment, project.pk)
+    for index, value in enumerate(environment_params):
+        params[f"e{index}"] = value
+        environment = environment.replace("%s", f"%(e{index})s", 1)
+    where = f"n.project_id = %(project)s AND ({' OR '.join(times)}) AND {environment}{conditions} AND {extra}"
     keys = [bucket_sql(step, "timestamp"), by or "NULL", "metric", "bin" if binned else "0"]
-    return fetch(binned_values_sql(where, keys, metric, "%(metric)s"), params)
+    return fetch(binned_values_sql(where, keys, metric, "%(metric)s", "%(environment)s"), params)
 
 
 def python_distributions(project, start, end, filters, metric, step, by, key_of, binned: bool = True) -> dict:

@@ -27,15 +27,16 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
     question = Question(params.start, params.end, params.filters, step)
     starts = bucket_starts(question)
 
-    def read(metric, **kwargs):
+    def read(metric, binned=True, **kwargs):
         return summaries.distributions(project, params.start, params.end, params.filters, metric,
-                                       use_rollups=use_rollups, **kwargs)
+                                       use_rollups=use_rollups, binned=binned, **kwargs)
 
-    # Four statements: each reads every value it needs at once.
+    # Latency needs its bins (percentiles); tokens and cost only their sums, added up in the database.
     over_time = read((DURATION,), step=step)
-    grouped = split_by_metric(read((DURATION, TOKENS, COST), step=step, by=by))
-    per_step = split_by_metric(read((DURATION, COST), by="step"))
-    whole = split_by_metric(read((DURATION, TOKENS, COST)))
+    grouped = split_by_metric({**read((DURATION,), step=step, by=by),
+                               **read((TOKENS, COST), False, step=step, by=by)})
+    per_step = split_by_metric({**read((DURATION,), by="step"), **read((COST,), False, by="step")})
+    whole = split_by_metric({**read((DURATION,)), **read((TOKENS, COST), False)})
 
     def at(found, start, value, metric) -> Distribution:
         return found.get((question.bucket_key(start) if start is not None else params.start, value, metric),

@@ -20,13 +20,14 @@ UPSERT = {"SUM": "s.{0} + EXCLUDED.{0}", "MIN": "LEAST(s.{0}, EXCLUDED.{0})", "M
 KEY = ("project_id", "day", "environment", *STAT_DIMENSIONS, "metric", "bin")
 
 
-def binned_values_sql(where: str, keys: list[str], only: tuple[str, ...] | None = None, only_param: str = "") -> str:
+def binned_values_sql(where: str, keys: list[str], only: tuple[str, ...] | None = None, only_param: str = "",
+                      environment: str | None = None) -> str:
     """The values of the nodes of `where` (only those of the metrics `only`,
     when given) grouped by `keys` (expressions over the value rows and their
     `bin`), with the per-bin figures."""
     return f"""
         SELECT {", ".join(keys)}, {AGGREGATES_SQL}
-        FROM (SELECT v.*, {fine_bin_sql("v.x")} AS bin FROM ({stat_values_sql(where, only, only_param)}) AS v) AS b
+        FROM (SELECT v.*, {fine_bin_sql("v.x")} AS bin FROM ({stat_values_sql(where, only, only_param, environment)}) AS v) AS b
         GROUP BY {", ".join(str(i) for i in range(1, len(keys) + 1))}
     """
 

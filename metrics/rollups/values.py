@@ -122,25 +122,33 @@ def stat_mask(columns) -> int | None:
     return sum(1 << STAT_DIMENSIONS.index(column) for column in columns)
 
 
-def stat_values_sql(where: str, only: tuple[str, ...] | None = None, only_param: str = "") -> str:
+def stat_values_sql(where: str, only: tuple[str, ...] | None = None, only_param: str = "",
+                    environment: str | None = None) -> str:
     """(project_id, timestamp, environment, agent_id, step, source_type, round,
     model, metric, x): every value a node of `where` contributes, or only
     those of the stored metrics `only` (`only_param`: the SQL parameter
-    holding them as an array). PostgreSQL."""
-    keys = f"n.project_id, n.timestamp, {ENVIRONMENT_SQL} AS environment, n.agent_id, n.step, n.source_type, " \
+    holding them as an array; a `metrics` key is then looked up, not every
+    key listed). `environment`: an SQL value all of `where`'s nodes are known
+    to be in (a read that filters on it), sparing the join to their traces. PostgreSQL."""
+    environment_sql, source = (environment, f"{NODE} n") if environment else (
+        ENVIRONMENT_SQL, f"{NODE} n {ENVIRONMENT_JOIN}")
+    keys = f"n.project_id, n.timestamp, {environment_sql} AS environment, n.agent_id, n.step, n.source_type, " \
            f"n.round, {MODEL_SQL} AS model"
-    source = f"{NODE} n {ENVIRONMENT_JOIN}"
     parts = []
     if only is None or CONFIDENCE_METRIC in only:
         parts.append(f"SELECT {keys}, '{CONFIDENCE_METRIC}'::varchar AS metric, n.confidence AS x FROM {source} "
                      f"WHERE {where} AND n.confidence IS NOT NULL")
-    if only is None or any(m != CONFIDENCE_METRIC and m not in FIELD_SQL for m in only):
-        key = f" AND kv.key = ANY({only_param})" if only is not None else ""
-        parts.append(f"""SELECT {keys}, kv.key::varchar AS metric,
-           GREATEST(LEAST(kv.value::numeric, {METRIC_CLAMP}), -{METRIC_CLAMP})::float8 AS x
+    clamped = f"GREATEST(LEAST(kv.value::numeric, {METRIC_CLAMP}), -{METRIC_CLAMP})::float8 AS x"
+    if only is None:
+        parts.append(f"""SELECT {keys}, kv.key::varchar AS metric, {clamped}
         FROM {source} CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(n.metrics) = 'object'
                                                          THEN n.metrics ELSE '{{}}'::jsonb END) AS kv
-        WHERE {where} AND {METRIC_VALUE_SQL.format(value="kv.value")}{key}""")
+        WHERE {where} AND {METRIC_VALUE_SQL.format(value="kv.value")}""")
+    elif any(m != CONFIDENCE_METRIC and m not in FIELD_SQL for m in only):
+        parts.append(f"""SELECT {keys}, kv.key::varchar AS metric, {clamped}
+        FROM {source} CROSS JOIN LATERAL (SELECT k AS key, n.metrics -> k AS value
+                                          FROM unnest({only_param}::text[]) AS k) AS kv
+        WHERE {where} AND jsonb_typeof(n.metrics) = 'object' AND {METRIC_VALUE_SQL.format(value="kv.value")}""")
     for metric, sql in FIELD_SQL.items():
         if sql is not None and (only is None or metric in only):
             parts.append(f"SELECT {keys}, '{metric}'::varchar AS metric, ({sql})::float8 AS x FROM {source} "
