@@ -13,7 +13,7 @@ def start_over(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('metrics', '0004_day_stats'),
+        ('metrics', '0005_project_in_tenancy'),
     ]
 
     operations = [
