@@ -101,3 +101,24 @@ def test_model_and_environment_filters_are_kept_as_given(create_rule):
     rule = create_rule(conditions=[{"metric": "node_count", "window": "5m", "op": ">", "threshold": 0,
                                     "filters": {"model": "gpt-x", "environment": "staging"}}])
     assert rule["conditions"][0]["filters"] == {"model": "gpt-x", "environment": "staging"}
+
+
+def test_environment_and_model_filters_narrow_what_a_metric_counts(ingest, create_rule, evaluate, api):
+    """Production unless a condition names another environment; a model filter keeps that model's nodes."""
+    fused = {"fuse": {"decision": "block", "reason": "low"}}
+    ingest(*[node_event(f"p{i}", f"prod-{i % 3}", seconds=10 + i, model="small", **(fused if i < 2 else {}))
+             for i in range(10)],
+           *[node_event(f"pl{i}", f"prod-{i % 3}", seconds=30 + i, model="large") for i in range(4)],
+           *[node_event(f"s{i}", f"stage-{i % 2}", seconds=50 + i, model="small", environment="staging", **fused)
+             for i in range(6)])
+    cases = [({}, "node_count", 14), ({"environment": "staging"}, "node_count", 6),
+             ({"model": "large"}, "node_count", 4), ({"environment": "staging", "model": "large"}, "node_count", 0),
+             ({}, "trace_count", 3), ({"environment": "staging"}, "trace_count", 2),
+             ({}, "fuse_rate", 2 / 14), ({"environment": "staging"}, "fuse_rate", 1.0),
+             ({"model": "small"}, "fuse_rate", 2 / 10)]
+    rules = [create_rule(conditions=[{"metric": metric, "window": "5m", "op": ">=", "threshold": 0,
+                                      "filters": filters}]) for filters, metric, _ in cases]
+    evaluate(5)
+    for rule, (filters, metric, expected) in zip(rules, cases):
+        [value] = api.get(f"/api/v1/alert-rules/{rule['id']}").json()["last_values"]
+        assert value["metric"] == metric and math.isclose(value["value"], expected), (filters, value)
