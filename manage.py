@@ -6,7 +6,7 @@ if __name__ == "__main__":
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "denoise_dashboard.settings")
     from django.core.management import execute_from_command_line
 
-    from denoise_dashboard.env import BadEnvironment
+    from core.env import BadEnvironment
 
     try:
         execute_from_command_line(sys.argv)

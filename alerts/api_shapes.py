@@ -4,7 +4,7 @@
 from alerts.conditions import MATCHES, OPS, RULE_FILTER_KEYS, RULE_METRICS
 from alerts.models import RuleState
 from alerts.transports import TRANSPORTS
-from provenance.api.openapi import BOOLEAN, DATETIME, INTEGER, NUMBER, STRING, array, enum, nullable, obj
+from core.openapi import BOOLEAN, DATETIME, INTEGER, NUMBER, STRING, array, enum, nullable, obj
 
 CONDITION = obj(
     {

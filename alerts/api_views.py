@@ -10,8 +10,8 @@ from rest_framework.views import APIView
 from alerts import alert_rules, api_json, api_shapes, shared_destinations, silences
 from alerts.models import AlertEvent, AlertRule, SharedDestination, Silence
 from alerts.serializers import AlertRuleSerializer, SharedDestinationSerializer, SilenceSerializer
-from provenance.api.errors import invalid_body
-from provenance.api.openapi import array
+from core.errors import invalid_body
+from core.openapi import array
 
 
 class AlertJSONRenderer(JSONRenderer):

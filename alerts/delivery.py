@@ -22,7 +22,7 @@ from django.utils import timezone
 from alerts import notifications
 from alerts.models import AttemptStatus, Delivery, DeliveryAttempt, DeliveryStatus, Destination, SharedDestination
 from alerts.transports import TransportError, transport_for
-from denoise_dashboard.process_metrics import WEBHOOK_DELIVERIES
+from core.process_metrics import WEBHOOK_DELIVERIES
 
 logger = logging.getLogger(__name__)
 

@@ -31,10 +31,10 @@ from alerts.conditions import (
     store_value,
 )
 from alerts.models import AlertEvent, AlertRule, RuleState
+from core.dialect import is_postgres
 from evals.runs import finished_accuracies
 from metrics.values import many_window_values
 from policy.store import max_rounds
-from provenance.bulk import is_postgres
 from provenance.health import latest_finding_count
 
 

@@ -23,7 +23,7 @@ from alerts.conditions import (
 from alerts.models import AlertRule, SharedDestination
 from alerts.transports import TRANSPORTS
 from alerts.transports.safe_http import UnsafeDestination, check_name, check_url
-from provenance.api.params import TimestampField
+from core.params import TimestampField
 
 MAX_CONDITIONS = 20
 MAX_DESTINATIONS = 10

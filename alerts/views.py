@@ -26,8 +26,8 @@ from alerts.models import (
 from alerts.serializers import AlertRuleSerializer, SharedDestinationSerializer, SilenceSerializer
 from alerts.tasks import send_after_commit
 from alerts.transports.inbox import verified
+from core.errors import flatten_errors
 from metrics.filter_options import filter_options
-from provenance.api.errors import flatten_errors
 from tenancy.membership import project_for_user_or_404
 
 MUTE_CHOICES = [("15", "15 minutes"), ("60", "1 hour"), ("240", "4 hours"), ("1440", "1 day"), ("10080", "1 week")]

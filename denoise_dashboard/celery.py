@@ -13,6 +13,6 @@ app.autodiscover_tasks()
 
 @before_task_publish.connect
 def stamp_sent_at(headers=None, **_):
-    """When the task was queued: the Celery queue lag (denoise_dashboard.process_metrics) is the oldest one's age."""
+    """When the task was queued: the Celery queue lag (core.process_metrics) is the oldest one's age."""
     if headers is not None:
         headers["sent_at"] = time.time()

@@ -1,5 +1,5 @@
 """The page a person sees for an unknown address, in the product's frame; API
-paths keep their JSON error (provenance/api/errors.py).
+paths keep their JSON error (core/errors.py).
 
 It names the project of the address when the reader may see it, so the
 project's navigation is there to go on from. (The 500 page, templates/500.html,
@@ -9,7 +9,7 @@ database, since either may be what just failed; see outage.server_error.)
 
 from django.shortcuts import render
 
-from provenance.api import errors as api_errors
+from core import errors as api_errors
 from tenancy.membership import projects_for
 
 

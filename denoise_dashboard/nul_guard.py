@@ -4,8 +4,10 @@ No stored id can hold one (PostgreSQL text refuses NUL), so a path with one name
 nothing: 404; a query parameter with one is malformed: 400. Without this guard
 the database driver raises on the first lookup, a 500."""
 
-from django.http import Http404, JsonResponse
+from django.http import Http404
 from django.views import defaults
+
+from core.errors import json_error
 
 API_PREFIXES = ("/api/", "/v1/")
 
@@ -17,7 +19,7 @@ def refuse_nul(get_response):
             return get_response(request)
         status, message = problem
         if request.path_info.startswith(API_PREFIXES):
-            return JsonResponse({"error": message}, status=status)
+            return json_error(message, status)
         # The project's error pages, rendered without raising: a refused URL is not worth a logged traceback.
         if status == 404:
             return defaults.page_not_found(request, Http404(message))

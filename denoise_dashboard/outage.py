@@ -13,9 +13,9 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse
 from django.template import loader
 
+from core import errors as api_errors
 from core.replica import REPLICA, reading_alias
 from denoise_dashboard.limits.answers import OTLP_PATH, refusal
-from provenance.api import errors as api_errors
 
 RETRY_AFTER_SECONDS = 5
 UNREACHABLE = (OperationalError, InterfaceError)

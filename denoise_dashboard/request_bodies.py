@@ -20,8 +20,10 @@ which stream files to disk rather than into memory."""
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.handlers.asgi import ASGIRequest
-from django.http import HttpResponseBadRequest, JsonResponse
+from django.http import HttpResponseBadRequest
 from django.http.request import UnreadablePostError
+
+from core.errors import json_error
 
 
 def read_request_bodies(get_response):
@@ -30,7 +32,7 @@ def read_request_bodies(get_response):
         chunked = not declared and "HTTP_TRANSFER_ENCODING" in request.META
         if chunked and not isinstance(request, ASGIRequest):
             # A WSGI server hands a view Content-Length bytes only: the body would be lost.
-            return JsonResponse({"error": "a request body needs a Content-Length here"}, status=411)
+            return json_error("a request body needs a Content-Length here", 411)
         if not chunked and (declared in ("", "0") or request.content_type.startswith("multipart/")):
             return get_response(request)
         try:

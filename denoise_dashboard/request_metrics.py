@@ -1,4 +1,4 @@
-"""Counts every request into the process metrics (denoise_dashboard.process_metrics):
+"""Counts every request into the process metrics (core.process_metrics):
 latency by URL route (the pattern, e.g. `api/v1/traces/<path:trace_id>`, so
 agent-chosen ids never become label values), status class, and the events
 the ingest endpoints (JSON and OTLP) accepted and rejected, by route (read
@@ -7,7 +7,7 @@ of bookkeeping)."""
 
 import time
 
-from denoise_dashboard import process_metrics
+from core import process_metrics
 from provenance.ingest import COUNTS_ATTRIBUTE
 
 UNMATCHED = "(unmatched)"

@@ -4,7 +4,7 @@ import os
 import secrets
 from pathlib import Path
 
-from denoise_dashboard.env import BadEnvironment
+from core.env import BadEnvironment
 
 DEVELOPMENT_SECRET_KEY = "dev-only-insecure-key-change-me"
 LOCAL_KEY_FILE = "secret_key"

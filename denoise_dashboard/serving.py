@@ -28,7 +28,7 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.arbiter import Arbiter
 from uvicorn_worker import UvicornWorker
 
-from denoise_dashboard import process_metrics
+from core import process_metrics
 
 GRACEFUL_TIMEOUT_SECONDS = 30
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from celery.schedules import crontab
 from django.utils.csp import CSP
 
-from denoise_dashboard.env import envbool, envdatabase, envint, envlist, envreplica, envstr, envurl
+from core.env import envbool, envdatabase, envint, envlist, envreplica, envstr, envurl
 from denoise_dashboard.secret_key import secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -242,10 +242,10 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": None,
-    "EXCEPTION_HANDLER": "provenance.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "core.errors.exception_handler",
 }
 
-# The OpenAPI document at /api/v1/schema (provenance/api/openapi.py writes what
+# The OpenAPI document at /api/v1/schema (core/openapi.py writes what
 # the generator cannot see).
 SPECTACULAR_SETTINGS = {
     "TITLE": "Denoise Dashboard API",
@@ -258,7 +258,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "provenance.api.openapi.add_error_responses",
+        "core.openapi.add_error_responses",
     ],
     "TAGS": [
         {"name": "ingest", "description": "Agents send events (JSON). OTLP spans go to `POST /v1/traces`, described above."},

@@ -26,9 +26,9 @@ urlpatterns = [
     path("", include("provenance.urls")),
 ]
 
-# JSON errors under /api/ (provenance/api/errors.py), the product's own pages elsewhere.
-handler400 = "provenance.api.errors.bad_request"
-handler403 = "provenance.api.errors.permission_denied"
+# JSON errors under /api/ (core/errors.py), the product's own pages elsewhere.
+handler400 = "core.errors.bad_request"
+handler403 = "core.errors.permission_denied"
 handler404 = "denoise_dashboard.error_pages.page_not_found"
 # A database failure is an outage (503), anything else the 500 page.
 handler500 = "denoise_dashboard.outage.server_error"

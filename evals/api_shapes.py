@@ -3,9 +3,7 @@ document: what `evals.datasets`, `evals.runs` and `evals.comparison` answer and
 what the views accept. Requests say the types the views check; finer rules
 (name characters, tolerance keys) are theirs and answer 400 naming the field."""
 
-from evals.judge import KINDS
-from evals.validation import ORIGINS
-from provenance.api.openapi import (
+from core.openapi import (
     ANY,
     BOOLEAN,
     DATETIME,
@@ -18,6 +16,8 @@ from provenance.api.openapi import (
     nullable,
     obj,
 )
+from evals.judge import KINDS
+from evals.validation import ORIGINS
 
 NAME = {**STRING, "description": "1–100 letters, digits, `-`, `_`, `.`."}
 

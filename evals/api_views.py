@@ -15,12 +15,12 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.errors import error_response, json_errors
+from core.openapi import array, ref
 from evals import api_shapes as shapes
 from evals import comparison, datasets, drift, jsonl, runs, validation
 from evals.models import Dataset, Run
 from evals.validation import Invalid
-from provenance.api.errors import error_response, json_errors
-from provenance.api.openapi import array, ref
 
 DEFAULT_PAGE = 100
 MAX_PAGE = 1000
@@ -34,10 +34,6 @@ CONFLICT = ref("Error")
 
 def evals_schema(operation_id: str, summary: str, **kwargs):
     return extend_schema(operation_id=operation_id, summary=summary, tags=["evaluation"], **kwargs)
-
-
-def invalid(error: Invalid) -> Response:
-    return error_response(str(error), status.HTTP_400_BAD_REQUEST, fields={error.field: error.message})
 
 
 def not_found(what: str) -> Response:
@@ -82,11 +78,6 @@ class EvalApiView(APIView):
             return JSONRenderer(), JSONRenderer.media_type
         return super().perform_content_negotiation(request, force)
 
-    def handle_exception(self, exc):
-        if isinstance(exc, Invalid):
-            return invalid(exc)
-        return super().handle_exception(exc)
-
     def finalize_response(self, request, response, *args, **kwargs):
         if response.status_code >= 400:
             json_errors(request)  # errors keep the API's one JSON shape, even under ?format=jsonl
@@ -121,11 +112,7 @@ class DatasetListView(EvalApiView):
             raise Invalid("name", 'the body must be a JSON object {"name": ..., "description": ...}')
         name = validation.dataset_name(data.get("name"))
         description = validation.text(data.get("description"), "description")
-        try:
-            dataset = datasets.create_dataset(request.user.project, name, description)
-        except datasets.NameTaken:
-            return error_response(f"a dataset named {name!r} already exists in this project", status.HTTP_409_CONFLICT,
-                                  fields={"name": "already taken"})
+        dataset = datasets.create_dataset(request.user.project, name, description)
         return Response(datasets.dataset_json(dataset, 0), status=status.HTTP_201_CREATED)
 
 
@@ -178,11 +165,7 @@ class DatasetItemView(EvalApiView):
     @evals_schema("datasets_items_delete", "Remove one item (a new version)", responses={200: shapes.CHANGE})
     def delete(self, request, name, item_id):
         dataset = self.dataset(name)
-        try:
-            change = datasets.delete_item(dataset, item_id)
-        except datasets.NoSuchItem:
-            return not_found(f"item {item_id!r} in {name!r}")
-        return Response(change.as_json())
+        return Response(datasets.delete_item(dataset, item_id).as_json())
 
 
 class DatasetRollbackView(EvalApiView):
@@ -277,10 +260,7 @@ class RunResultsView(EvalApiView):
     def post(self, request, run_id):
         run = self.run(run_id)
         values = validation.batch(request.data, "results")
-        try:
-            answers = runs.post_results(run, values)
-        except runs.RunFinished:
-            return error_response(f"run {run.pk} is finished: it takes no more results", status.HTTP_409_CONFLICT)
+        answers = runs.post_results(run, values)
         return Response([a.as_json() for a in answers], status=status.HTTP_207_MULTI_STATUS)
 
 

@@ -14,18 +14,25 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from core.errors import ApiError
 from evals.models import Dataset, DatasetVersion, Item
 from evals.validation import Invalid
 
 CONTENT_FIELDS = ("input", "expected", "kind", "tags", "origin", "tolerance")
 
 
-class NameTaken(Exception):
-    pass
+class NameTaken(ApiError):
+    status = 409
+
+    def __init__(self, name: str):
+        super().__init__(f"a dataset named {name!r} already exists in this project", fields={"name": "already taken"})
 
 
-class NoSuchItem(Exception):
-    pass
+class NoSuchItem(ApiError):
+    status = 404
+
+    def __init__(self, dataset_name: str, item_id: str):
+        super().__init__(f"item {item_id!r} in {dataset_name!r} not found")
 
 
 @dataclass(frozen=True)
@@ -124,7 +131,7 @@ def delete_item(dataset: Dataset, item_id: str) -> Change:
         locked = Dataset.objects.select_for_update().get(pk=dataset.pk)
         row = items_at(locked).filter(item_id=item_id).first()
         if row is None:
-            raise NoSuchItem(item_id)
+            raise NoSuchItem(dataset.name, item_id)
         version = locked.version + 1
         return _commit(locked, version, [row.pk], [], Change(version, deleted=1), "delete", f"removed {item_id}")
 

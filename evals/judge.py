@@ -15,9 +15,10 @@ verdict and the same one-line explanation.
 """
 
 import json
-import math
 from dataclasses import dataclass
 from decimal import Decimal
+
+from core.numbers import is_finite_number
 
 KINDS = ("number", "percentages", "label", "exact")
 DEFAULT_ABS = Decimal("0.5")
@@ -32,12 +33,8 @@ class Judgement:
     detail: str
 
 
-def is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def default_kind(expected) -> str:
-    return "number" if is_number(expected) else "exact"
+    return "number" if is_finite_number(expected) else "exact"
 
 
 def judge(kind: str, expected, actual, tolerance: dict | None = None, error: str = "") -> Judgement:
@@ -48,7 +45,7 @@ def judge(kind: str, expected, actual, tolerance: dict | None = None, error: str
 
 
 def _number(expected, actual, tolerance: dict) -> Judgement:
-    if not is_number(actual):
+    if not is_finite_number(actual):
         return Judgement(False, f"actual {show(actual)} is not a number")
     e, a = _dec(expected), _dec(actual)
     abs_tol = _dec(tolerance.get("abs", DEFAULT_ABS))
@@ -60,7 +57,7 @@ def _number(expected, actual, tolerance: dict) -> Judgement:
 
 
 def _percentages(expected: dict, actual, tolerance: dict) -> Judgement:
-    if not isinstance(actual, dict) or not all(is_number(v) for v in actual.values()):
+    if not isinstance(actual, dict) or not all(is_finite_number(v) for v in actual.values()):
         return Judgement(False, f"actual {show(actual)} is not an object of percentages")
     points = _dec(tolerance.get("points", DEFAULT_POINTS))
     missing, extra = sorted(set(expected) - set(actual)), sorted(set(actual) - set(expected))
@@ -102,7 +99,7 @@ def first_difference(expected, actual, path: str):
     if isinstance(expected, bool) or isinstance(actual, bool):
         same = type(expected) is type(actual) and expected == actual
         return None if same else (path, expected, actual)
-    if is_number(expected) and is_number(actual):
+    if is_finite_number(expected) and is_finite_number(actual):
         return None if _dec(expected) == _dec(actual) else (path, expected, actual)
     if isinstance(expected, dict) and isinstance(actual, dict):
         for key in sorted(set(expected) | set(actual)):

@@ -15,17 +15,21 @@ from django.db import connection, transaction
 from django.db.models import Avg, Count, Q
 from django.utils import timezone
 
+from core.bulk import bound_cursor, in_list, insert_many
+from core.errors import ApiError
 from evals import costs
 from evals.datasets import in_version_sql
 from evals.judge import judge
 from evals.models import DatasetVersion, Item, Result, Run, RunStatus
 from evals.validation import Invalid
 from evals.validation import result as parse_result
-from provenance.bulk import bound_cursor, in_list, insert_many
 
 
-class RunFinished(Exception):
-    pass
+class RunFinished(ApiError):
+    status = 409
+
+    def __init__(self, run_pk: int):
+        super().__init__(f"run {run_pk} is finished: it takes no more results")
 
 
 @dataclass(frozen=True)

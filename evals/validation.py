@@ -7,7 +7,9 @@ Each check raises `Invalid` naming the field by its dotted path with index
 import math
 import re
 
-from evals.judge import KINDS, TOLERANCE_KEYS, default_kind, is_number
+from core.errors import ApiError
+from core.numbers import is_finite_number
+from evals.judge import KINDS, TOLERANCE_KEYS, default_kind
 
 NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 MAX_BATCH = 1000
@@ -20,10 +22,12 @@ ITEM_FIELDS = ("id", "input", "expected", "kind", "tags", "origin", "tolerance")
 RESULT_FIELDS = ("item_id", "actual", "trace_id", "product_id", "latency_ms", "escalated", "error")
 
 
-class Invalid(Exception):
+class Invalid(ApiError):
+    """One field at fault (raise-first: the first problem found is the answer)."""
+
     def __init__(self, field: str, message: str):
-        super().__init__(f"{field}: {message}")
-        self.field, self.message = field, message
+        super().__init__(f"{field}: {message}", fields={field: message})
+        self.field = field
 
 
 def dataset_name(value, field: str = "name") -> str:
@@ -82,13 +86,13 @@ def finite_json(value, field: str):
 
 
 def expected_value(kind: str, value, field: str):
-    if kind == "number" and not is_number(value):
+    if kind == "number" and not is_finite_number(value):
         raise Invalid(field, "must be a number for kind number")
     if kind == "percentages":
         if not isinstance(value, dict) or not value:
             raise Invalid(field, "must be a non-empty object of name → percentage for kind percentages")
         for name, share in value.items():
-            if not is_number(share):
+            if not is_finite_number(share):
                 raise Invalid(f"{field}.{name}", "must be a number (a percentage, 0–100)")
             if not 0 <= share <= 100:
                 raise Invalid(f"{field}.{name}", "must be a percentage between 0 and 100")
@@ -107,7 +111,7 @@ def tolerance_value(kind: str, value, field: str) -> dict | None:
         if key not in allowed:
             expected = f"one of {', '.join(allowed)}" if allowed else "no tolerance"
             raise Invalid(f"{field}.{key}", f"unknown for kind {kind}; it takes {expected}")
-        if not is_number(number):
+        if not is_finite_number(number):
             raise Invalid(f"{field}.{key}", "must be a number")
         if number < 0:
             raise Invalid(f"{field}.{key}", "must not be negative")
@@ -183,7 +187,7 @@ def result(data, field: str) -> dict:
         raise Invalid(f"{field}.item_id", "required: a non-empty string")
     no_nul(item_id, f"{field}.item_id")
     latency = data.get("latency_ms")
-    if latency is not None and (not is_number(latency) or latency < 0):
+    if latency is not None and (not is_finite_number(latency) or latency < 0):
         raise Invalid(f"{field}.latency_ms", "must be a number of milliseconds, 0 or more")
     escalated = data.get("escalated", False)
     if escalated is None:

@@ -4,11 +4,12 @@ model and environment the project has used, and the span of time its data covers
 from django.db import connection
 from django.db.models import Max, Min
 
+from core.dialect import is_postgres
+from core.numbers import is_finite_number
 from metrics.models import DayHistogram, DayStat, HourRollup
-from metrics.rollups.schema import DIMENSIONS, SINGLE_DIMENSION_MASKS, is_metric_value
+from metrics.rollups.schema import DIMENSIONS, SINGLE_DIMENSION_MASKS
 from metrics.rollups.values import TOKENS, stat_mask
 from metrics.rollups.watermark import read_marks
-from provenance.bulk import is_postgres
 from provenance.models import DEFAULT_ENVIRONMENT, Node, Trace
 
 
@@ -65,7 +66,7 @@ def metric_names(project) -> list[str]:
     names = set()
     for reported in Node.objects.filter(project=project).values_list("metrics", flat=True).iterator():
         if isinstance(reported, dict):
-            names.update(name for name, value in reported.items() if is_metric_value(value))
+            names.update(name for name, value in reported.items() if is_finite_number(value))
     return sorted(names)
 
 

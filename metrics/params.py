@@ -11,10 +11,10 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 from rest_framework import serializers
 
+from core.params import TimestampField
 from metrics.questions import Filters, bucket_floor, iso
 from metrics.rollups.schema import DIMENSIONS
 from metrics.rollups.values import DEFAULT_ENVIRONMENT
-from provenance.api.params import TimestampField
 
 RANGES = {"1h": timedelta(hours=1), "6h": timedelta(hours=6), "24h": timedelta(days=1),
           "7d": timedelta(days=7), "30d": timedelta(days=30), "90d": timedelta(days=90)}

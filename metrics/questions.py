@@ -5,11 +5,11 @@ cuts the window into."""
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from core.timestamps import utc_iso
 from metrics import catalog
 from metrics.catalog import METRICS
 from metrics.rollups.schema import DIMENSIONS
 from metrics.rollups.values import DEFAULT_ENVIRONMENT
-from provenance.timestamps import utc_iso
 
 
 @dataclass(frozen=True)
@@ -101,5 +101,5 @@ def buckets(question: Question) -> list[tuple[datetime, datetime]]:
     return result
 
 
-# One way of writing a moment across the product (provenance.timestamps).
+# One way of writing a moment across the product (core.timestamps).
 iso = utc_iso

@@ -1,7 +1,7 @@
 """JSON Schemas of the fuse policy API, for the OpenAPI document."""
 
+from core.openapi import DATETIME, INTEGER, SHARE, STRING, array, nullable, obj
 from policy.document import COUNTS, MAX_COUNT, MAX_NOTE
-from provenance.api.openapi import DATETIME, INTEGER, SHARE, STRING, array, nullable, obj
 
 THRESHOLDS = obj({"accept": SHARE, "block": SHARE}, required=[], description="0 ≤ block ≤ accept ≤ 1; a missing one comes from the profile.")
 PROFILE = obj(

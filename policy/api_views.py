@@ -6,16 +6,12 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.errors import error_response
+from core.openapi import ref
 from policy import api_json, store
 from policy import api_shapes as shapes
 from policy.conditional import match_fails, none_match
 from policy.document import PolicyError, parse_document
-from provenance.api.errors import error_response
-from provenance.api.openapi import ref
-
-
-def invalid(error: PolicyError) -> Response:
-    return error_response(str(error), status.HTTP_400_BAD_REQUEST, fields=error.fields)
 
 
 def with_etag(response: Response, etag: str) -> Response:
@@ -62,10 +58,7 @@ class PolicyView(APIView):
     )
     def put(self, request):
         project = request.user.project
-        try:
-            profiles, note = parse_document(request.data)
-        except PolicyError as error:
-            return invalid(error)
+        profiles, note = parse_document(request.data)
         expected = request.META.get("HTTP_IF_MATCH")
         if expected and match_fails(expected, store.etag_for(store.current_version(project))):
             return error_response("the policy changed since you read it (If-Match does not match its ETag)",
@@ -88,15 +81,11 @@ class PolicyRollbackView(APIView):
     def post(self, request):
         data = request.data
         if not isinstance(data, dict) or "version" not in data:
-            return invalid(PolicyError({"version": "required: the version to roll back to"}))
+            raise PolicyError({"version": "required: the version to roll back to"})
         unknown = sorted(set(data) - {"version", "note"})
         if unknown:
-            return invalid(PolicyError({key: "unknown key; expected one of: version, note" for key in unknown}))
+            raise PolicyError({key: "unknown key; expected one of: version, note" for key in unknown})
         note = "" if data.get("note") is None else data["note"]
         if not isinstance(note, str):
-            return invalid(PolicyError({"note": "must be a string"}))
-        try:
-            policy = store.rollback(request.user.project, data["version"], api_key_label(request), note.strip())
-        except PolicyError as error:
-            return invalid(error)
-        return policy_response(policy)
+            raise PolicyError({"note": "must be a string"})
+        return policy_response(store.rollback(request.user.project, data["version"], api_key_label(request), note.strip()))

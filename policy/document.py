@@ -11,8 +11,9 @@ so what is stored (and answered) is always complete.
 """
 
 import copy
-import math
 
+from core.errors import ApiError
+from core.numbers import is_finite_number
 from provenance.vocabulary import DEFAULT_PROFILE
 
 DEFAULT_PROFILES = {"default": DEFAULT_PROFILE}
@@ -31,12 +32,12 @@ MAX_OVERRIDES = 500
 MAX_COUNT = 1000
 
 
-class PolicyError(Exception):
-    """Field paths and what is wrong with each, in the contract's spelling."""
+class PolicyError(ApiError):
+    """Field paths and what is wrong with each, in the contract's spelling
+    (collect-all: every field at fault is named at once)."""
 
     def __init__(self, fields: dict[str, str]):
-        super().__init__(first_error(fields))
-        self.fields = fields
+        super().__init__(first_error(fields), fields=fields)
 
 
 def first_error(fields: dict[str, str]) -> str:
@@ -138,7 +139,7 @@ def parse_thresholds(value: dict, path: str, inherited: dict, errors: dict) -> d
     found = {}
     for key in THRESHOLDS:
         given = value.get(key, inherited.get(key, DEFAULT_PROFILE[key]))
-        if not is_number(given):
+        if not is_finite_number(given):
             errors[f"{path}.{key}"] = "must be a number between 0 and 1"
         elif not 0.0 <= given <= 1.0:
             errors[f"{path}.{key}"] = f"must be between 0 and 1, not {given}"
@@ -164,10 +165,6 @@ def parse_count(value, path: str, errors: dict) -> int:
 
 def valid_name(name) -> bool:
     return isinstance(name, str) and 0 < len(name.strip()) <= MAX_NAME and name == name.strip()
-
-
-def is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def flatten(profiles: dict) -> dict[str, object]:

@@ -7,9 +7,6 @@ class ProvenanceConfig(AppConfig):
     verbose_name = "Provenance"
 
     def ready(self):
-        from provenance.stored_timestamps import install_clamping_loaders
+        from core.timestamps import install_clamping_loaders
 
         connection_created.connect(install_clamping_loaders, dispatch_uid="provenance-clamping-loaders")
-
-        # Registers the OpenAPI extensions (bearer key, session) before any schema is generated.
-        from provenance.api import openapi  # noqa: F401

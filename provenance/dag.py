@@ -9,7 +9,8 @@ keeps a cycle in client data from recursing forever.
 from collections import deque
 from dataclasses import dataclass
 
-from provenance.bulk import bound_cursor, in_list, is_postgres
+from core.bulk import bound_cursor, in_list
+from core.dialect import is_postgres
 from provenance.models import Edge, Node
 from provenance.vocabulary import anomaly_test
 from tenancy.models import Project

@@ -13,12 +13,12 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
+from core.timestamps import utc_iso
 from provenance import colors, dag, explorer_reads, folding, reading
 from provenance.json_limits import clip_depth
 from provenance.layout import arranged, layered
 from provenance.layout import depths as layout_depths
 from provenance.models import Node, Trace
-from provenance.timestamps import utc_iso
 from provenance.validation import MAX_DEPTH
 from provenance.vocabulary import ANOMALOUS, FUSED, FuseDecision, decision_name
 from tenancy.models import Project

@@ -15,8 +15,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, Min
 from django.utils import timezone
 
+from core.bulk import bound_cursor, copy_rows, in_list, insert_many
+from core.dialect import is_postgres
 from provenance import live, tasks
-from provenance.bulk import bound_cursor, copy_rows, in_list, insert_many, is_postgres
 from provenance.costs import PriceTable
 from provenance.models import DEFAULT_ENVIRONMENT, Edge, Escalation, Fuse, IngestedEvent, Node, Review, Trace
 from provenance.validation import (

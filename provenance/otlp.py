@@ -19,6 +19,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+from core.errors import ApiError
 from provenance import span_conventions
 from provenance.validation import MAX_PARENTS
 
@@ -50,8 +51,11 @@ GRPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 413: 3, 415: 3, 429: 8, 
 GRPC_INTERNAL = 13
 
 
-class BadRequest(Exception):
+class BadRequest(ApiError):
     """The export cannot be decoded at all: 400, nothing stored."""
+
+    def __init__(self, reason: str):
+        super().__init__(f"{reason}; nothing was stored")
 
 
 @dataclass

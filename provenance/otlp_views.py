@@ -10,8 +10,9 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from core.errors import ApiError
 from provenance import otlp
-from provenance.api.body import BadEncoding, BodyTooLarge, read_body
+from provenance.api.body import read_body
 from provenance.ingest import ingest_events, with_counts
 from tenancy.auth import active_key_for_bearer
 
@@ -60,15 +61,9 @@ def export(request, media: str | None, reply_media: str) -> HttpResponse:
         )
     limit = settings.INGEST_MAX_BYTES
     try:
-        body = read_body(request, limit)
-    except BodyTooLarge:
-        return failure(f"body is larger than {limit} bytes; nothing was stored", 413, media)
-    except BadEncoding as error:
-        return failure(f"{error}; nothing was stored", 400, media)
-    try:
-        conversion = otlp.convert(otlp.decode_request(body, media))
-    except otlp.BadRequest as error:
-        return failure(f"{error}; nothing was stored", 400, media)
+        conversion = otlp.convert(otlp.decode_request(read_body(request, limit), media))
+    except ApiError as error:  # too large, an unknown encoding, not an export
+        return failure(error.message, error.status, media)
 
     rejections = list(conversion.rejections)
     # An export may hold more spans than one ingest batch: stored in batches of the

@@ -7,10 +7,10 @@ every field at fault (`retention.trace_days: ...`), so a bad value changes
 nothing.
 """
 
-from numbers import Real
-
 from django.db import transaction
 
+from core.errors import ApiError
+from core.numbers import is_finite_number
 from provenance.costs import validate_prices
 from tenancy.models import Project
 
@@ -20,10 +20,9 @@ TOP_FIELDS = ("name", "high_uncertainty_threshold", "retention", "prices")
 READ_ONLY = ("slug",)
 
 
-class SettingsError(Exception):
+class SettingsError(ApiError):
     def __init__(self, fields: dict[str, str]):
-        super().__init__("; ".join(f"{k}: {v}" for k, v in fields.items()))
-        self.fields = fields
+        super().__init__("invalid settings: " + "; ".join(f"{k}: {v}" for k, v in fields.items()), fields=fields)
 
 
 def as_dict(project: Project) -> dict:
@@ -40,12 +39,8 @@ def as_dict(project: Project) -> dict:
     }
 
 
-def _is_number(value) -> bool:
-    return isinstance(value, Real) and not isinstance(value, bool) and value == value and abs(value) != float("inf")
-
-
 def _share(value) -> str | None:
-    if not _is_number(value):
+    if not is_finite_number(value):
         return "must be a number"
     if not 0 <= value <= 1:
         return "must be between 0 and 1"

@@ -7,9 +7,9 @@ from datetime import datetime
 
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Sum
 
+from core.timestamps import utc_iso
 from provenance import vocabulary
 from provenance.models import Edge, Escalation, Fuse, Node, Review, Trace, content_tier
-from provenance.timestamps import utc_iso
 from provenance.vocabulary import FUSED, decision_name
 from tenancy.models import Project
 

@@ -1,9 +1,9 @@
 from celery import shared_task
 
+from core.timestamps import parse_instant
 from provenance import health
 from provenance.retention import job as retention_job
 from provenance.root_causes import catch_up, store
-from provenance.validation import parse_timestamp
 from tenancy.models import Project
 
 
@@ -12,7 +12,7 @@ def check_dag_health(now: str | None = None) -> list[int]:
     """Beat sends this at 03:00 and on a 15-minute catch-up tick; it checks only
     the projects not yet checked since the last 03:00, so repeats are no-ops.
     Returns the ids of the reports it stored."""
-    return [report.pk for report in health.check_due(parse_timestamp(now) if now else None)]
+    return [report.pk for report in health.check_due(parse_instant(now) if now else None)]
 
 
 @shared_task(name="provenance.tasks.apply_retention")

@@ -5,22 +5,19 @@ in a few milliseconds, and each message names the field and the rule, in the
 form the contract shows (`confidence: must be a number`).
 """
 
-import math
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
+from core.errors import ApiError
+from core.numbers import is_finite_number
+from core.timestamps import parse_instant
 from provenance.json_limits import PAST_64_BITS, deeper_than, number_past_64_bits
 from provenance.models import FuseDecision, ReviewVerdict
 
 MAX_ID_LENGTH = 255
 MAX_PARENTS = 1000  # per node; also bounds an OTLP span's links
 MAX_DEPTH = 64  # nesting of metadata and metrics, the object itself being level 1
-# Stored timestamps stay far from the calendar's edges, where datetime
-# arithmetic and PostgreSQL's BC dates break reads.
-FIRST_YEAR, LAST_YEAR = 1970, 2200
-EARLIEST = datetime(FIRST_YEAR, 1, 1, tzinfo=UTC)
-LATEST = datetime(LAST_YEAR + 1, 1, 1, tzinfo=UTC)
 MAX_INT = 2**31 - 1  # integer columns are 32-bit
 EVENT_TYPES = ("node", "fuse", "review", "escalation")
 SOURCE_TYPE_MAX = 64
@@ -35,11 +32,11 @@ MAX_COST_USD = 1e6
 USAGE_KEYS = ("input_tokens", "output_tokens")
 
 
-class EventError(Exception):
+class EventError(ApiError):
+    """One event refused: its entry in the ingest's 207 carries the status and message."""
+
     def __init__(self, message: str, status: int = 400):
-        super().__init__(message)
-        self.message = message
-        self.status = status
+        super().__init__(message, status=status)
 
 
 @dataclass(slots=True)
@@ -111,25 +108,11 @@ class EscalationEvent:
     by_agent_id: str
 
 
-def is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def parse_timestamp(value) -> datetime:
-    if not isinstance(value, str):
-        raise EventError("timestamp: must be an ISO 8601 string")
     try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise EventError(f"timestamp: {value[:40]!r} is not ISO 8601") from None
-    # The local year first: converting year 1 with an offset to UTC overflows.
-    if not FIRST_YEAR <= parsed.year <= LAST_YEAR:
-        raise EventError(f"timestamp: {value[:40]!r} is outside the years {FIRST_YEAR} to {LAST_YEAR}")
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    if not EARLIEST <= parsed < LATEST:
-        raise EventError(f"timestamp: {value[:40]!r} is outside the years {FIRST_YEAR} to {LAST_YEAR}")
-    return parsed
+        return parse_instant(value)
+    except ValueError as error:
+        raise EventError(f"timestamp: {error}") from None
 
 
 def required_str(body: dict, name: str) -> str:
@@ -176,7 +159,7 @@ def optional_amount(body: dict, name: str, maximum: float) -> float | None:
     value = body.get(name)
     if value is None:
         return None
-    if not is_number(value) or not 0 <= value <= maximum:
+    if not is_finite_number(value) or not 0 <= value <= maximum:
         raise EventError(f"{name}: must be a number from 0 to {maximum:g}")
     return float(value)
 
@@ -232,7 +215,7 @@ def parse_fuse(value, prefix: str) -> InlineFuse:
     if not isinstance(decision, str) or decision not in FUSE_DECISIONS:
         raise EventError(f"{prefix}decision: must be one of accept, downweight, block")
     threshold = value.get("threshold")
-    if threshold is not None and not is_number(threshold):
+    if threshold is not None and not is_finite_number(threshold):
         raise EventError(f"{prefix}threshold: must be a number")
     reason_code = value.get("reason_code")
     if reason_code is not None and (
@@ -263,12 +246,12 @@ def parse_node(event_id: str, timestamp: datetime, body: dict) -> NodeEvent:
     scale = body.get("confidence_scale", 1)
     if scale is None:
         scale = 1
-    if not is_number(scale) or scale <= 0:
+    if not is_finite_number(scale) or scale <= 0:
         raise EventError("confidence_scale: must be a positive number")
     raw = body.get("confidence")
     confidence = None
     if raw is not None:
-        if not is_number(raw):
+        if not is_finite_number(raw):
             raise EventError("confidence: must be a number")
         raw, scale = float(raw), float(scale)
         confidence = raw / scale

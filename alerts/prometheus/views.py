@@ -6,12 +6,13 @@ from django.utils.crypto import constant_time_compare
 from django.views.decorators.http import require_GET
 
 from alerts.prometheus.exposition import project_exposition
-from denoise_dashboard import process_metrics
+from core import process_metrics
+from core.errors import json_error
 from tenancy.auth import active_key_for_bearer
 
 
 def unauthorized(message: str) -> JsonResponse:
-    response = JsonResponse({"error": message}, status=401)
+    response = json_error(message, 401)
     response["WWW-Authenticate"] = 'Bearer realm="denoise"'
     return response
 

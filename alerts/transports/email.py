@@ -14,7 +14,7 @@ from django.core.mail.backends.smtp import EmailBackend
 from django.template.loader import render_to_string
 
 from alerts.transports.base import Sent, Transport, TransportError
-from provenance.timestamps import utc_iso
+from core.timestamps import utc_iso
 
 
 def parts(message) -> dict:

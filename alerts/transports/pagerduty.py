@@ -12,7 +12,7 @@ from django.conf import settings
 
 from alerts.transports import http_answer
 from alerts.transports.base import Sent, Transport
-from provenance.timestamps import utc_iso
+from core.timestamps import utc_iso
 
 SUMMARY_LIMIT = 1024
 ACTIONS = {"firing": "trigger", "resolved": "resolve", "test": "trigger", "not_running": "trigger"}

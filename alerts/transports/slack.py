@@ -10,7 +10,7 @@ from django.conf import settings
 
 from alerts.transports import http_answer
 from alerts.transports.base import Sent, Transport
-from provenance.timestamps import utc_iso
+from core.timestamps import utc_iso
 
 HEADER_LIMIT = 150  # characters of a header block's plain text
 FIELDS_PER_SECTION = 10

@@ -8,7 +8,7 @@ from django.conf import settings
 from alerts import signing
 from alerts.transports import http_answer
 from alerts.transports.base import Sent, Transport
-from provenance.timestamps import utc_iso
+from core.timestamps import utc_iso
 
 USER_AGENT = "denoise-dashboard-webhooks/1"
 

@@ -1,1 +1,1 @@
-"""Where limits keep their counts, shared by every worker (store.py)."""
+"""Where limits keep their counts (store.py), shared by every worker."""

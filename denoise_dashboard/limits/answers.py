@@ -3,7 +3,9 @@
 
 import math
 
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse
+
+from core.errors import json_error
 
 OTLP_PATH = "/v1/traces"
 
@@ -16,6 +18,6 @@ def refusal(request, status: int, message: str, retry_after: float) -> HttpRespo
         media = otlp.media_type(request.content_type or "") or otlp.JSON
         response = HttpResponse(otlp.encode_status(message, status, media), status=status, content_type=media)
     else:
-        response = JsonResponse({"error": message}, status=status)
+        response = json_error(message, status)
     response["Retry-After"] = seconds
     return response

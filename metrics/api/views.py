@@ -6,12 +6,13 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.errors import ApiError
+from core.openapi import FREE_OBJECT, INTEGER, NUMBER, STRING, array, nullable, obj
 from metrics.catalog import check_metrics
 from metrics.dashboards import DASHBOARDS
 from metrics.filter_options import filter_options
 from metrics.params import ChartParamsSerializer, SummaryParamsSerializer
 from metrics.values import METRICS, summary, window_values
-from provenance.api.openapi import FREE_OBJECT, INTEGER, NUMBER, STRING, array, nullable, obj
 
 
 def chart_params(request):
@@ -57,7 +58,7 @@ class ValuesView(APIView):
         try:
             wanted = check_metrics([m for m in request.query_params.get("metrics", "").split(",") if m] or METRICS)
         except ValueError as error:
-            return Response({"error": f"metrics: {error}", "fields": {"metrics": str(error)}}, status=400)
+            raise ApiError(f"metrics: {error}", fields={"metrics": str(error)}) from None
         values = window_values(request.user.project, params.start, params.end, params.filters, wanted)
         return Response({"query": params.query(), "values": values})
 

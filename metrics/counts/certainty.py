@@ -12,10 +12,10 @@ over all of their nodes
 
 Read from the raw rows: one statement, over the traces the window's decisions name."""
 
+from core.dialect import is_postgres
 from metrics.questions import Filters
 from metrics.rollups.schema import ESCALATION, FUSE, NODE, REVIEW, TRACE
 from metrics.rollups.sql import fetch
-from provenance.bulk import is_postgres
 from provenance.models import Escalation, Fuse, Node, Review, ReviewVerdict, Trace
 from provenance.vocabulary import FUSED, RETRIED
 

@@ -4,6 +4,7 @@ without, all of them. Whole hours come from metrics.models.HourEscalation plus
 what the last refresh has not seen; the partial hours at the ends are counted
 raw (metrics.counts.split), as are all hours on other databases."""
 
+from core.dialect import is_postgres
 from metrics.counts.split import split
 from metrics.models import HourEscalation
 from metrics.questions import Filters
@@ -12,7 +13,6 @@ from metrics.rollups.snapshot import one_snapshot
 from metrics.rollups.sql import fetch, filters_sql, intervals_sql, node_filters_sql
 from metrics.rollups.values import in_environment_sql, orm_narrow
 from metrics.rollups.watermark import read_marks
-from provenance.bulk import is_postgres
 from provenance.models import Escalation, Node
 
 

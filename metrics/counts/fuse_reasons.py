@@ -4,6 +4,7 @@ reason code where one was sent, else the reason text cut to 200 characters
 
 from collections import defaultdict
 
+from core.dialect import is_postgres
 from metrics.counts.split import split
 from metrics.models import HourFuseReason
 from metrics.questions import Question
@@ -12,7 +13,6 @@ from metrics.rollups.snapshot import one_snapshot
 from metrics.rollups.sql import fetch, filters_sql, intervals_sql, node_filters_sql
 from metrics.rollups.values import orm_narrow
 from metrics.rollups.watermark import read_marks
-from provenance.bulk import is_postgres
 from provenance.models import Fuse, Node
 
 

@@ -5,15 +5,16 @@ the day rollups and the raw rows combine exactly. Metric "" is the node confiden
 
 from collections import defaultdict
 
+from core.dialect import is_postgres
+from core.numbers import is_finite_number
 from metrics.counts.split import split
 from metrics.models import DayHistogram
 from metrics.questions import Question, bucket_floor
-from metrics.rollups.schema import CONFIDENCE_METRIC, bin_of, bin_sql, histogram_values_sql, is_metric_value
+from metrics.rollups.schema import CONFIDENCE_METRIC, bin_of, bin_sql, histogram_values_sql
 from metrics.rollups.snapshot import one_snapshot
 from metrics.rollups.sql import bucket_sql, fetch, filters_sql, intervals_sql, node_filters_sql
 from metrics.rollups.values import orm_narrow
 from metrics.rollups.watermark import read_marks
-from provenance.bulk import is_postgres
 from provenance.models import Node
 
 
@@ -81,7 +82,7 @@ def python_counts(project, question: Question, metric: str | None) -> dict:
         key = (start, value[0] if value else None)
         values = [(CONFIDENCE_METRIC, confidence)] if confidence is not None else []
         if isinstance(reported, dict):
-            values += [(name, x) for name, x in reported.items() if is_metric_value(x)]
+            values += [(name, x) for name, x in reported.items() if is_finite_number(x)]
         for name, x in values:
             if metric is None or name == metric:
                 found[(*key, name)][bin_of(float(x))] += 1

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from django.db import connection
 from django.db.models import Count
 
+from core.dialect import is_postgres
 from metrics.models import PolicyHour, PolicyItemHour
 from metrics.questions import Filters, Question
 from metrics.rollups.schema import (
@@ -42,7 +43,6 @@ from metrics.rollups.snapshot import one_snapshot
 from metrics.rollups.sql import fetch, filters_sql, intervals_sql
 from metrics.rollups.watermark import read_marks
 from metrics.windows.rollup_part import Coverage, cut
-from provenance.bulk import is_postgres
 from provenance.models import Escalation, Fuse, Node, Review, ReviewVerdict
 from provenance.vocabulary import BLOCKING_DECISION
 

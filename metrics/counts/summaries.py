@@ -9,6 +9,7 @@ a split) is scanned raw whole; on SQLite everything is read raw and binned here.
 from collections import defaultdict
 from datetime import datetime
 
+from core.dialect import is_postgres
 from metrics.counts.split import split
 from metrics.models import DayStat
 from metrics.questions import Filters, bucket_floor
@@ -31,7 +32,6 @@ from metrics.rollups.values import (
 )
 from metrics.rollups.watermark import read_marks
 from metrics.stats.summary import Distribution
-from provenance.bulk import is_postgres
 from provenance.models import Node
 
 STEPS = ("", "day", "hour")

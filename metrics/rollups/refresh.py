@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
+from core.dialect import is_postgres
 from metrics.catalog import COUNTED, SUMS
 from metrics.models import (
     DayHistogram,
@@ -60,7 +61,6 @@ from metrics.rollups.schema import (
     mask_columns,
 )
 from metrics.rollups.values import DEFAULT_ENVIRONMENT
-from provenance.bulk import is_postgres
 from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
 
 TARGET, ROLLUP, SPAN = ReviewTarget._meta.db_table, HourRollup._meta.db_table, TraceSpan._meta.db_table

@@ -65,10 +65,6 @@ def reason_key(reason_code: str, reason: str) -> str:
 METRIC_VALUE_SQL = "jsonb_typeof({value}) = 'number'"
 
 
-def is_metric_value(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def bin_of(value: float) -> int:
     return math.floor(max(-METRIC_CLAMP, min(METRIC_CLAMP, value)) * BIN_SCALE)
 

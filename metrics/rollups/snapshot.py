@@ -5,7 +5,7 @@ from contextlib import contextmanager
 
 from django.db import connection, transaction
 
-from provenance.bulk import is_postgres
+from core.dialect import is_postgres
 
 
 @contextmanager

@@ -19,6 +19,7 @@ and largest value: less than half a bin from the nearest-rank value (under
 
 import math
 
+from core.numbers import is_finite_number
 from metrics.rollups.schema import (
     CONFIDENCE_METRIC,
     DIMENSIONS,
@@ -27,7 +28,6 @@ from metrics.rollups.schema import (
     NODE,
     PLACEHOLDERS,
     TRACE,
-    is_metric_value,
 )
 from provenance.models import DEFAULT_ENVIRONMENT
 
@@ -163,7 +163,7 @@ def node_values(confidence, reported, fields: dict | None = None) -> list[tuple[
     values = [(CONFIDENCE_METRIC, float(confidence))] if confidence is not None else []
     if isinstance(reported, dict):
         values += [(name, float(max(-METRIC_CLAMP, min(METRIC_CLAMP, x))))
-                   for name, x in reported.items() if is_metric_value(x)]
+                   for name, x in reported.items() if is_finite_number(x)]
     for metric, x in (fields or {}).items():
         if x is not None:
             values.append((metric, float(x)))

@@ -34,7 +34,7 @@
 import math
 from dataclasses import dataclass, field
 
-from metrics.rollups.schema import is_metric_value
+from core.numbers import is_finite_number
 
 BINS = 10
 MIN_AGENT_REVIEWS = 20
@@ -140,9 +140,9 @@ def correlations(judged: list[Judged]) -> list[dict]:
     wrong = [float(not j.correct) for j in judged]
     found = [{"name": "uncertainty (1 − confidence)", "count": len(judged),
               "correlation": pearson([1 - j.confidence for j in judged], wrong)}]
-    names = sorted({name for j in judged for name, value in j.metrics.items() if is_metric_value(value)})
+    names = sorted({name for j in judged for name, value in j.metrics.items() if is_finite_number(value)})
     for name in names:
-        pairs = [(float(j.metrics[name]), float(not j.correct)) for j in judged if is_metric_value(j.metrics.get(name))]
+        pairs = [(float(j.metrics[name]), float(not j.correct)) for j in judged if is_finite_number(j.metrics.get(name))]
         found.append({"name": name, "count": len(pairs),
                       "correlation": pearson([p[0] for p in pairs], [p[1] for p in pairs])})
     return found
@@ -204,7 +204,7 @@ def signal_rocs(judged: list[Judged]) -> list[dict]:
     found = [{"signal": "confidence", "count": len(judged), **_curve(roc(judged))}]
     for name, higher_is_surer in SIGNALS:
         scored = [Judged(float(j.metrics[name]) * (1 if higher_is_surer else -1), j.correct)
-                  for j in judged if is_metric_value(j.metrics.get(name))]
+                  for j in judged if is_finite_number(j.metrics.get(name))]
         curve = roc(scored)
         if curve["auc"] is not None:
             found.append({"signal": name, "count": len(scored), **_curve(curve)})

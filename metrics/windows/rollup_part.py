@@ -18,6 +18,7 @@ from typing import ClassVar
 
 from django.db import connection
 
+from core.dialect import is_postgres
 from metrics.catalog import SUMS
 from metrics.models import HourRollup, TraceSpan
 from metrics.questions import Question, bucket_floor, buckets
@@ -26,7 +27,6 @@ from metrics.rollups.sql import bucket_sql, filters_sql, intervals_sql
 from metrics.rollups.watermark import read_marks
 from metrics.windows.fused_runs import ONE_CLEAR, Run
 from metrics.windows.recent_rows import DIMENSION_INDEX, LOW, TRACE, TS, select_sql
-from provenance.bulk import is_postgres
 
 HOUR = timedelta(hours=1)
 ROLLUP, SPAN = HourRollup._meta.db_table, TraceSpan._meta.db_table

@@ -4,13 +4,24 @@ import zlib
 
 from django.conf import settings
 
+from core.errors import ApiError
 
-class BodyTooLarge(Exception):
-    pass
+NOTHING_STORED = "nothing was stored"
 
 
-class BadEncoding(Exception):
-    pass
+class BodyTooLarge(ApiError):
+    """The one refusal of a body over a size limit, whoever reads it (ingest,
+    OTLP, the JSON parser of every other endpoint)."""
+
+    status = 413
+
+    def __init__(self, limit: int):
+        super().__init__(f"body is larger than {limit} bytes; {NOTHING_STORED}")
+
+
+class BadEncoding(ApiError):
+    def __init__(self, reason: str):
+        super().__init__(f"{reason}; {NOTHING_STORED}")
 
 
 def read_body(request, limit: int | None = None) -> bytes:
@@ -19,10 +30,10 @@ def read_body(request, limit: int | None = None) -> bytes:
     limit = limit or settings.INGEST_MAX_BYTES
     length = request.META.get("CONTENT_LENGTH")
     if length and length.isdigit() and int(length) > limit:
-        raise BodyTooLarge()
+        raise BodyTooLarge(limit)
     raw = request.body
     if len(raw) > limit:
-        raise BodyTooLarge()
+        raise BodyTooLarge(limit)
     encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
     if encoding in ("", "identity"):
         return raw
@@ -34,7 +45,7 @@ def read_body(request, limit: int | None = None) -> bytes:
     except zlib.error as error:
         raise BadEncoding(f"body is not valid {encoding}: {error}") from None
     if len(body) > limit or decompressor.unconsumed_tail:
-        raise BodyTooLarge()
+        raise BodyTooLarge(limit)
     if not decompressor.eof:
         # zlib checks the CRC and length only once it reaches the trailer: a body
         # cut short decompresses "fine" up to the cut and would be taken as whole.

@@ -15,7 +15,7 @@ from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer, Templat
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from provenance.api.openapi import FREE_OBJECT, STRING, obj
+from core.openapi import FREE_OBJECT, STRING, obj
 
 HTTP_METHODS = ("get", "post", "put", "patch", "delete")
 

@@ -5,9 +5,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.views import APIView
 
-from provenance.api import openapi, shapes
-from provenance.api.body import BadEncoding, BodyTooLarge, read_body
-from provenance.api.errors import error_response
+from core.errors import ApiError
+from provenance.api import shapes
+from provenance.api.body import NOTHING_STORED, read_body
 from provenance.api.parsers import require_json
 from provenance.ingest import ingest_events, with_counts
 
@@ -25,29 +25,22 @@ class IngestView(APIView):
                     "`Content-Encoding: gzip` is accepted.",
         request={"application/json": shapes.INGEST_REQUEST},
         responses={207: shapes.INGEST_RESULT},
-        examples=[openapi.INGEST_EXAMPLE, openapi.INGEST_RESULT_EXAMPLE],
+        examples=[shapes.INGEST_EXAMPLE, shapes.INGEST_RESULT_EXAMPLE],
         tags=["ingest"],
     )
     def post(self, request):
         limit_events, limit_bytes = settings.INGEST_MAX_EVENTS, settings.INGEST_MAX_BYTES
         require_json(request)
-        try:
-            body = read_body(request, limit_bytes)
-        except BodyTooLarge:
-            return error_response(f"body is larger than {limit_bytes} bytes; nothing was stored", 413)
-        except BadEncoding as error:
-            return error_response(f"{error}; nothing was stored", 400)
+        body = read_body(request, limit_bytes)
         try:
             payload = orjson.loads(body)
         except orjson.JSONDecodeError as error:
-            return error_response(f"body is not valid JSON ({error}); nothing was stored", 400)
+            raise ApiError(f"body is not valid JSON ({error}); {NOTHING_STORED}") from None
         if not isinstance(payload, dict) or not isinstance(payload.get("batch"), list):
-            return error_response('body must be an object with a "batch" list; nothing was stored', 400)
+            raise ApiError(f'body must be an object with a "batch" list; {NOTHING_STORED}')
         batch = payload["batch"]
         if len(batch) > limit_events:
-            return error_response(
-                f"batch has {len(batch)} events, more than {limit_events}; nothing was stored", 413
-            )
+            raise ApiError(f"batch has {len(batch)} events, more than {limit_events}; {NOTHING_STORED}", status=413)
         result = ingest_events(request.user.project, batch)
         # Rendered with orjson: a 1,000-result answer is on the hot path.
         response = HttpResponse(

@@ -8,16 +8,12 @@ ones with a 400, each saying why."""
 
 import orjson
 from django.conf import settings
-from rest_framework import status
-from rest_framework.exceptions import APIException, ParseError, UnsupportedMediaType, ValidationError
+from rest_framework.exceptions import ParseError, UnsupportedMediaType, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import BaseParser
 
+from provenance.api.body import BodyTooLarge
 from provenance.json_limits import MAX_BODY_DEPTH, PAST_64_BITS, body_problem, number_past_64_bits
-
-
-class BodyTooLarge(APIException):
-    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
 
 
 class JSONParser(BaseParser):
@@ -28,10 +24,10 @@ class JSONParser(BaseParser):
         declared = (parser_context or {}).get("request")
         length = declared.META.get("CONTENT_LENGTH", "") if declared is not None else ""
         if length.isdigit() and int(length) > limit:
-            raise BodyTooLarge(f"body is larger than {limit} bytes; nothing was stored")
+            raise BodyTooLarge(limit)
         raw = stream.read(limit + 1)
         if len(raw) > limit:
-            raise BodyTooLarge(f"body is larger than {limit} bytes; nothing was stored")
+            raise BodyTooLarge(limit)
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError as error:

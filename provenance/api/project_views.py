@@ -4,7 +4,6 @@ from rest_framework.views import APIView
 
 from provenance import project_settings
 from provenance.api import shapes
-from provenance.api.errors import error_response
 
 
 class ProjectView(APIView):
@@ -18,8 +17,4 @@ class ProjectView(APIView):
     @extend_schema(operation_id="project_update", summary="Change the project's settings", tags=["project"],
                    request={"application/json": shapes.PROJECT_PATCH}, responses={200: shapes.PROJECT})
     def patch(self, request):
-        try:
-            project = project_settings.change(request.user.project, request.data)
-        except project_settings.SettingsError as error:
-            return error_response(f"invalid settings: {error}", 400, fields=error.fields)
-        return Response(project_settings.as_dict(project))
+        return Response(project_settings.as_dict(project_settings.change(request.user.project, request.data)))

@@ -3,8 +3,8 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.params import TimestampField
 from provenance.api import shapes
-from provenance.api.params import TimestampField
 from provenance.root_causes import aggregate
 
 

@@ -2,7 +2,9 @@
 They describe what `provenance.reading`, `dag` and `health` return: keep them
 beside any change to those answers (the schemathesis test fails otherwise)."""
 
-from provenance.api.openapi import (
+from drf_spectacular.utils import OpenApiExample
+
+from core.openapi import (
     BOOLEAN,
     DATETIME,
     EXTRA_COMPONENTS,
@@ -248,4 +250,30 @@ PROJECT_PATCH = obj(
      "retention": obj(RETENTION_FIELDS, required=[], additionalProperties=False), "prices": PRICES},
     required=[],
     additionalProperties=False,
+)
+
+
+# --- Examples shared by several operations ---------------------------------------
+
+INGEST_EXAMPLE = OpenApiExample(
+    "A fused retrieval fragment and the answer built on it",
+    request_only=True,
+    value={"batch": [
+        {"id": "ev-1", "type": "node", "timestamp": "2026-11-20T09:15:00Z",
+         "body": {"trace_id": "t-1", "product_id": "frag-1", "agent_id": "retrieval_agent",
+                  "source_type": "retrieval", "confidence": 45, "confidence_scale": 100,
+                  "fuse": {"decision": "block", "reason": "similarity below 0.5", "threshold": 0.5}}},
+        {"id": "ev-2", "type": "node", "timestamp": "2026-11-20T09:15:02Z",
+         "body": {"trace_id": "t-1", "product_id": "final", "agent_id": "summary_agent",
+                  "source_type": "final_answer", "confidence": 0.8, "parent_ids": ["frag-1"]}},
+        {"id": "ev-3", "type": "review", "timestamp": "2026-11-20T09:20:00Z",
+         "body": {"trace_id": "t-1", "verdict": "incorrect", "comment": "wrong refund amount"}},
+    ]},
+)
+INGEST_RESULT_EXAMPLE = OpenApiExample(
+    "One stored, one resent, one refused",
+    response_only=True,
+    status_codes=["207"],
+    value={"successes": [{"id": "ev-1", "status": 201}, {"id": "ev-2", "status": 200}],
+           "errors": [{"id": "ev-3", "status": 400, "message": "confidence: must be a number"}]},
 )

@@ -7,10 +7,10 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.errors import error_response
+from core.params import TimestampField
 from provenance import explorer, reading
 from provenance.api import shapes
-from provenance.api.errors import error_response
-from provenance.api.params import TimestampField
 from provenance.json_limits import clip_depth
 from provenance.models import Node, Review, Trace
 from provenance.validation import MAX_DEPTH

@@ -33,7 +33,8 @@ from datetime import datetime, timedelta
 
 from django.db import connection
 
-from provenance.bulk import insert_many, is_postgres
+from core.bulk import insert_many
+from core.dialect import is_postgres
 from provenance.dag import strongly_connected
 from provenance.models import Edge, FindingKind, HealthFinding, Node, Trace
 from provenance.vocabulary import DEFAULT_ROUND_LIMIT, FUSED, GUARDED, OVER_ROUND_LIMIT, RETRIED

@@ -13,8 +13,8 @@ from django.db import connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from core.dialect import is_postgres
 from provenance import limits
-from provenance.bulk import is_postgres
 from provenance.health import faults
 from provenance.health.schedule import due_projects, last_scheduled_run
 from provenance.models import FindingKind, HealthFinding, HealthReport, Node

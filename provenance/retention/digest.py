@@ -9,6 +9,8 @@ every summarized row. SQLite, the embedded smoke path, keeps the hex text.
 from django.db import models
 from django.db.models.functions import SHA256
 
+from core.dialect import is_postgres
+
 DIGEST_BYTES = 32
 
 
@@ -16,7 +18,7 @@ class Sha256Field(models.Field):
     description = "A SHA-256 digest, as 64 hex digits"
 
     def db_type(self, connection):
-        return "bytea" if connection.vendor == "postgresql" else f"char({DIGEST_BYTES * 2})"
+        return "bytea" if is_postgres(connection) else f"char({DIGEST_BYTES * 2})"
 
     def from_db_value(self, value, expression, connection):
         return value if value is None or isinstance(value, str) else bytes(value).hex()
@@ -36,7 +38,7 @@ class Sha256Field(models.Field):
 
     def get_db_prep_value(self, value, connection, prepared=False):
         value = value if prepared else self.get_prep_value(value)
-        if value is None or connection.vendor != "postgresql":
+        if value is None or not is_postgres(connection):
             return value
         return bytes.fromhex(value)
 

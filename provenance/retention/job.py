@@ -15,7 +15,7 @@ from django.db import connection
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
-from provenance.bulk import is_postgres
+from core.dialect import is_postgres
 from provenance.models import Node, RetentionRun
 from provenance.retention import deletion
 from provenance.retention.summarize import Summarizing

@@ -23,6 +23,7 @@ from django.db import connection, connections, transaction
 from django.db.models import Max, Min
 from django.db.models.functions import Left
 
+from core.dialect import is_postgres
 from provenance.models import Node
 from provenance.retention.digest import TextDigest
 from provenance.retention.full_text import SUMMARY_CHARS, keeps_full_text, reviewed_final_answers
@@ -63,7 +64,7 @@ class Summarizing:
         """Summarizes the candidates with ids in [low, high]; returns how many,
         after passing the number to `counted` in the same transaction."""
         with transaction.atomic():
-            if connection.vendor == "postgresql":
+            if is_postgres():
                 with connection.cursor() as cursor:
                     # The plan's cost estimate crosses the JIT threshold, and compiling
                     # it costs more than running it, on every batch.
@@ -88,7 +89,7 @@ class Summarizing:
         on PostgreSQL, outside a transaction (inside one, other connections would
         not see its rows)."""
         ranges = self.id_ranges(batch)
-        if workers <= 1 or connection.vendor != "postgresql" or connection.in_atomic_block:
+        if workers <= 1 or not is_postgres() or connection.in_atomic_block:
             for low, high in ranges:
                 self.summarize(low, high, now(), counted)
             return

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 import orjson
 from django.db import transaction
 
+from core.bulk import bound_cursor, in_list, insert_many
+from core.dialect import is_postgres
 from provenance import dag
-from provenance.bulk import bound_cursor, in_list, insert_many, is_postgres
 from provenance.models import AnswerCause, Edge, FinalAnswer, Fuse, Node, Review, ReviewVerdict, Trace
 from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY, final_answer_sql
 from tenancy.models import Project

@@ -5,7 +5,7 @@ import json
 import re
 
 from alerts.prometheus.exposition import GAUGES
-from denoise_dashboard import process_metrics
+from core import process_metrics
 from tests.support.serving import REPO
 
 SUFFIXES = ("_total", "_bucket", "_count", "_sum")

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from alerts import delivery, watchdog
-from denoise_dashboard.command_options import add_now_argument
+from core.command_options import add_now_argument
 
 
 class Command(BaseCommand):

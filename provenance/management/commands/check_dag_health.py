@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from denoise_dashboard.command_options import add_now_argument
+from core.command_options import add_now_argument
 from provenance import health
 from tenancy.models import Project
 

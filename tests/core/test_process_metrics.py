@@ -14,7 +14,7 @@ from celery import Celery
 from django.db import connection
 from prometheus_client.parser import text_string_to_metric_families
 
-from denoise_dashboard.process_metrics import CeleryQueueLag
+from core.process_metrics import CeleryQueueLag
 from tests.support.events import node_event
 from tests.support.serving import REPO, Serve, database_url
 
@@ -38,12 +38,12 @@ def total(found: dict, name: str, **labels) -> float:
 def test_counters_of_several_processes_add_up(tmp_path):
     """Each process counts into its own file; any process's exposition sums them."""
     env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "denoise_dashboard.settings"}
-    count = ("from denoise_dashboard import process_metrics as m; "
+    count = ("from core import process_metrics as m; "
              "m.INGEST_EVENTS.labels('/api/v1/ingest', 'accepted').inc({n}); m.WEBHOOK_DELIVERIES.labels('failed').inc()")
     for n in (3, 4):
         subprocess.run([sys.executable, "-c", count.format(n=n)], cwd=REPO, env=env, check=True)
     shown = subprocess.run(
-        [sys.executable, "-c", "import sys; from denoise_dashboard import process_metrics as m; "
+        [sys.executable, "-c", "import sys; from core import process_metrics as m; "
                                "sys.stdout.write(m.exposition().decode())"],
         cwd=REPO, env=env, check=True, capture_output=True, text=True,
     ).stdout

@@ -3,10 +3,13 @@
 only when a field is at fault, its names dotted paths with indexes
 (`items[3].expected`).
 
-The DRF exception handler covers everything a DRF view raises (validation,
-auth, 404, 405, 415, parse errors, throttling); the Django handlers below cover
-what happens before or outside a DRF view under `/api/` (an unknown path, a
-body Django itself refuses), so no API client ever receives an HTML page.
+A use case refuses by raising an `ApiError` (or a subclass naming the kind of
+refusal): it carries its status and the fields at fault, and knows nothing of
+HTTP. The DRF exception handler below turns it into the shape, once, for every
+app; it covers as well everything DRF raises (validation, auth, 404, 405, 415,
+parse errors, throttling). The Django handlers cover what happens before or
+outside a DRF view under `/api/` (an unknown path, a body Django itself
+refuses), so no API client ever receives an HTML page.
 """
 
 from django.http import JsonResponse
@@ -14,9 +17,29 @@ from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
-from rest_framework.views import exception_handler as drf_exception_handler
 
 API_PREFIXES = ("/api/",)
+
+
+class ApiError(Exception):
+    """A refusal in the contract's terms: `message` (one line), the HTTP
+    `status`, and `fields` (dotted path -> what is wrong), none when no single
+    field is at fault. Subclasses set their status and build their message."""
+
+    status = 400
+
+    def __init__(self, message: str, *, status: int | None = None, fields: dict[str, str] | None = None):
+        super().__init__(message)
+        self.message = message
+        if status is not None:
+            self.status = status
+        self.fields = dict(fields or {})
+
+    def body(self) -> dict:
+        body = {"error": one_line(self.message) or "invalid request"}
+        if self.fields:
+            body["fields"] = self.fields
+        return body
 
 
 def flatten_errors(errors, prefix: str = "") -> dict[str, str]:
@@ -51,6 +74,17 @@ def one_line(message: str) -> str:
 
 
 def exception_handler(exc, context):
+    # Imported here: rest_framework.views loads the configured parsers, which
+    # raise ApiErrors, so it cannot be imported while this module loads.
+    from rest_framework.views import exception_handler as drf_exception_handler
+    from rest_framework.views import set_rollback
+
+    if isinstance(exc, ApiError):
+        set_rollback()
+        response = Response(exc.body(), status=exc.status)
+        if context.get("request") is not None:
+            json_errors(context["request"])
+        return response
     if isinstance(exc, exceptions.NotAuthenticated):
         exc = exceptions.NotAuthenticated("an API key is required: Authorization: Bearer <api_key>")
     response = drf_exception_handler(exc, context)

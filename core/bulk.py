@@ -14,15 +14,13 @@ from contextlib import contextmanager
 
 from django.db import connection, transaction
 
+from core.dialect import is_postgres
+
 SQLITE_MAX_PARAMS = 30000
 # From this many rows on, PostgreSQL gets COPY into a staging table and one
 # INSERT … SELECT: COPY's row encoding runs in C, a parameter array's does not.
 COPY_FROM_ROWS = 200
 _staged: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDictionary()
-
-
-def is_postgres() -> bool:
-    return connection.vendor == "postgresql"
 
 
 @contextmanager

@@ -6,7 +6,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from provenance.validation import EventError, parse_timestamp
+from core.timestamps import parse_instant
 
 # Far enough from datetime's limits that windows and ranges around them stay representable.
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
@@ -16,9 +16,9 @@ LATEST = datetime(9000, 1, 1, tzinfo=UTC)
 def timestamp_param(value: str) -> datetime:
     """An ISO 8601 query parameter, or a validation error that says why not."""
     try:
-        parsed = parse_timestamp(value)
-    except EventError as error:
-        raise serializers.ValidationError(error.message.removeprefix("timestamp: ")) from None
+        parsed = parse_instant(value)
+    except ValueError as error:
+        raise serializers.ValidationError(str(error)) from None
     if not EARLIEST <= parsed < LATEST:
         raise serializers.ValidationError(f"must be between {EARLIEST.year} and {LATEST.year}")
     return parsed

@@ -9,14 +9,14 @@ the command does anything.
 import argparse
 from datetime import datetime
 
-from provenance.validation import EventError, parse_timestamp
+from core.timestamps import parse_instant
 
 
 def iso_instant(value: str) -> datetime:
     try:
-        return parse_timestamp(value.strip())
-    except EventError as error:
-        raise argparse.ArgumentTypeError(error.message.removeprefix("timestamp: ")) from None
+        return parse_instant(value.strip())
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def add_now_argument(parser, what: str) -> None:
