@@ -346,6 +346,8 @@ class FinalAnswer(models.Model):
     policy_version = models.IntegerField(null=True, help_text="The newest fuse policy version named in its trace.")
     threshold = models.FloatField(help_text="The high-uncertainty threshold its root causes were found with.")
     cause_count = models.IntegerField(default=0, help_text="Distinct (agent, step, reason) groups of its root causes.")
+    environment = models.CharField(max_length=50, default=DEFAULT_ENVIRONMENT, help_text="Its trace's environment.")
+    model = models.CharField(max_length=255, blank=True, default="", help_text="The answer node's model.")
 
     class Meta:
         indexes = [models.Index(fields=["project", "timestamp"], name="final_answer_time")]
@@ -368,6 +370,8 @@ class AnswerCause(models.Model):
     fused = models.BooleanField()
     low_confidence = models.BooleanField()
     policy_version = models.IntegerField(null=True)
+    environment = models.CharField(max_length=50, default=DEFAULT_ENVIRONMENT)
+    answer_model = models.CharField(max_length=255, blank=True, default="")
     # The group.
     agent_id = models.CharField(max_length=255)
     step = models.CharField(max_length=255, blank=True, default="")

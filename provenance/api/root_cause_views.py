@@ -5,7 +5,9 @@ from rest_framework.views import APIView
 
 from core.params import TimestampField
 from provenance.api import shapes
+from provenance.models import DEFAULT_ENVIRONMENT
 from provenance.root_causes import aggregate
+from provenance.validation import ENVIRONMENT
 
 
 class RootCausesQuery(serializers.Serializer):
@@ -14,6 +16,11 @@ class RootCausesQuery(serializers.Serializer):
     answers = serializers.ChoiceField(choices=aggregate.ANSWER_KINDS, required=False, default="incorrect",
                                       help_text="Which answers: reviewed incorrect (default), fused, or low confidence.")
     agent_id = serializers.CharField(required=False, default="", help_text="Only answers produced by this agent.")
+    environment = serializers.RegexField(rf"^{ENVIRONMENT.pattern}\Z", required=False, default=DEFAULT_ENVIRONMENT,
+                                         error_messages={"invalid": "must be 1-50 letters, digits, - or _"},
+                                         help_text="Only answers of traces in this environment (default production).")
+    model = serializers.CharField(required=False, default="", max_length=255,
+                                  help_text="Only answers whose final answer node names this model.")
     policy_version = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0,
                                               help_text="Only answers whose trace's fuse decisions came from this "
                                                         "policy version.")
@@ -25,7 +32,8 @@ class RootCausesQuery(serializers.Serializer):
 
     def to_answers(self) -> aggregate.Answers:
         data = self.validated_data
-        return aggregate.Answers(data["start"], data["end"], data["answers"], data["agent_id"], data["policy_version"])
+        return aggregate.Answers(data["start"], data["end"], data["answers"], data["agent_id"], data["policy_version"],
+                                 data["environment"], data["model"])
 
 
 class RootCausesView(APIView):

@@ -10,8 +10,11 @@ is the number of answers with at least one root cause in it. Everything is
 read from the rows provenance.root_causes.store keeps (FinalAnswer,
 AnswerCause): one table scan of the window's wrong answers, never a walk.
 
-Filters narrow the answers: the answer's own agent, the fuse policy version
-named in its trace (FinalAnswer.policy_version).
+Filters narrow the answers: their trace's environment (`production` unless
+another is asked, like every figure), the answer's own agent, the answer
+node's model (what a person means by "answers from model X", not the model
+of a cause's node), the fuse policy version named in its trace
+(FinalAnswer.policy_version).
 """
 
 from collections import Counter, defaultdict
@@ -21,7 +24,7 @@ from datetime import datetime
 from django.db import connection
 from django.db.models import Count, Q
 
-from provenance.models import AnswerCause, FinalAnswer
+from provenance.models import DEFAULT_ENVIRONMENT, AnswerCause, FinalAnswer
 from provenance.root_causes import store
 from tenancy.models import Project
 
@@ -39,15 +42,23 @@ class Answers:
     kind: str = "incorrect"
     agent_id: str = ""
     policy_version: int | None = None
+    environment: str = DEFAULT_ENVIRONMENT
+    model: str = ""
 
     def __post_init__(self):
         if self.kind not in ANSWER_KINDS:
             raise ValueError(f"answers must be one of {ANSWER_KINDS}")
 
-    def where(self, answer_agent: str = "agent_id") -> Q:
-        q = Q(timestamp__gte=self.start, timestamp__lt=self.end, **{self.kind: True})
+    def on_causes(self) -> Q:
+        """The same test on AnswerCause, which copies the answer's figures."""
+        return self.where("answer_agent_id", "answer_model")
+
+    def where(self, answer_agent: str = "agent_id", answer_model: str = "model") -> Q:
+        q = Q(timestamp__gte=self.start, timestamp__lt=self.end, environment=self.environment, **{self.kind: True})
         if self.agent_id:
             q &= Q(**{answer_agent: self.agent_id})
+        if self.model:
+            q &= Q(**{answer_model: self.model})
         if self.policy_version is not None:
             q &= Q(policy_version=self.policy_version)
         return q
@@ -78,7 +89,7 @@ def causes(project: Project, answers: Answers) -> dict:
     settle(project)
     totals = FinalAnswer.objects.filter(project=project).filter(answers.where()).aggregate(
         answers=Count("pk"), unexplained=Count("pk", filter=Q(cause_count=0)))
-    rows = AnswerCause.objects.filter(project=project).filter(answers.where("answer_agent_id"))
+    rows = AnswerCause.objects.filter(project=project).filter(answers.on_causes())
     sql, params = rows.values("agent_id", "step", "reason", "trace_key", "timestamp", "answer_id").query.sql_with_params()
     with connection.cursor() as cursor:
         # Each group's size and its newest answers, in one pass over the window's rows.
@@ -110,7 +121,7 @@ def share_matching(project: Project, answers: Answers, agent_id: str = "", step:
     total = FinalAnswer.objects.filter(project=project).filter(answers.where()).count()
     if not total:
         return 0.0
-    matching = AnswerCause.objects.filter(project=project).filter(answers.where("answer_agent_id"))
+    matching = AnswerCause.objects.filter(project=project).filter(answers.on_causes())
     if agent_id:
         matching = matching.filter(agent_id=agent_id)
     if step:
@@ -128,7 +139,7 @@ def trend(project: Project, answers: Answers, bucket_seconds: int, groups: list[
                      .values_list("timestamp", flat=True))
     wanted = {(g.agent_id, g.step, g.reason) for g in groups}
     counts: dict[tuple, Counter] = defaultdict(Counter)
-    rows = AnswerCause.objects.filter(project=project).filter(answers.where("answer_agent_id"))
+    rows = AnswerCause.objects.filter(project=project).filter(answers.on_causes())
     for agent_id, step, reason, ts in rows.values_list("agent_id", "step", "reason", "timestamp"):
         if (agent_id, step, reason) in wanted:
             counts[(agent_id, step, reason)][bucket(ts)] += 1
@@ -145,7 +156,7 @@ def paths(project: Project, answers: Answers, group: Group, limit: int = 5) -> l
     """The group's most common paths (agent sequences from the root cause to
     the answer) with how many answers took each, and an example of each: the
     newest answer's trace, its cause's trace and the path's product ids."""
-    rows = AnswerCause.objects.filter(project=project).filter(answers.where("answer_agent_id")).filter(group.q())
+    rows = AnswerCause.objects.filter(project=project).filter(answers.on_causes()).filter(group.q())
     counted = list(rows.values("path_agents").annotate(n=Count("pk")).order_by("-n", "path_agents")[:limit])
     result = []
     for entry in counted:
@@ -163,10 +174,10 @@ def blast_radius(project: Project, answers: Answers, group: Group) -> dict:
     passed the error on in (an unfused node of that agent between the cause
     and the answer)."""
     rows = AnswerCause.objects.filter(project=project).filter(group.q())
-    chosen = rows.filter(answers.where("answer_agent_id"))
-    any_kind = rows.filter(replace(answers, kind="incorrect").where("answer_agent_id")
-                           | replace(answers, kind="fused").where("answer_agent_id")
-                           | replace(answers, kind="low_confidence").where("answer_agent_id"))
+    chosen = rows.filter(answers.on_causes())
+    any_kind = rows.filter(replace(answers, kind="incorrect").on_causes()
+                           | replace(answers, kind="fused").on_causes()
+                           | replace(answers, kind="low_confidence").on_causes())
     passed = Counter(agent for agents in chosen.values_list("passed_on", flat=True) for agent in agents or ())
     return {
         "answers": chosen.count(),

@@ -6,6 +6,7 @@ provenance.root_causes.aggregate, the same reads as `GET /api/v1/root-causes`.
 
 Parameters: `range` (24h, 7d, 30d, 90d; default 7d) ending now, or else
 `start` and `end` (ISO 8601); `answers` (incorrect, fused, low_confidence);
+`environment` (default production); `model` (the final answer node's);
 `agent_id`; `policy_version`; `compare` (`previous`, or `policy` with
 `before` and `after` versions).
 """
@@ -15,8 +16,9 @@ from datetime import UTC, datetime, timedelta
 
 from django.utils import timezone
 
+from provenance.models import DEFAULT_ENVIRONMENT
 from provenance.root_causes import aggregate
-from provenance.validation import EventError, parse_timestamp
+from provenance.validation import ENVIRONMENT, EventError, parse_timestamp
 
 RANGES = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30), "90d": timedelta(days=90)}
 DEFAULT_RANGE = "7d"
@@ -72,6 +74,12 @@ def choices(params, now: datetime | None = None) -> Choices:
     if kind not in aggregate.ANSWER_KINDS:
         errors["answers"] = f"one of {', '.join(aggregate.ANSWER_KINDS)}"
     policy_version = _version(params, "policy_version", errors)
+    environment = params.get("environment", "") or DEFAULT_ENVIRONMENT
+    if not ENVIRONMENT.fullmatch(environment):
+        errors["environment"] = "1-50 letters, digits, - or _"
+    model = params.get("model", "")
+    if len(model) > 255:
+        errors["model"] = "at most 255 characters"
     compare = params.get("compare", "")
     if compare not in ("", "previous", "policy"):
         errors["compare"] = "previous or policy"
@@ -80,7 +88,7 @@ def choices(params, now: datetime | None = None) -> Choices:
         errors["before" if before is None else "after"] = "comparing policy versions needs both before and after"
     if errors:
         return Choices(range=chosen, compare=compare, errors=errors)
-    answers = aggregate.Answers(start, end, kind, params.get("agent_id", ""), policy_version)
+    answers = aggregate.Answers(start, end, kind, params.get("agent_id", ""), policy_version, environment, model)
     return Choices(answers, chosen, compare, before, after)
 
 

@@ -46,6 +46,8 @@ class Answer:
     confidence: float | None
     fuse_state: int
     verdict: str | None
+    environment: str
+    model: str
 
     def judged(self, threshold: float) -> tuple[bool, bool, bool]:
         """(incorrect, fused, low_confidence)."""
@@ -66,7 +68,8 @@ def final_answers(trace_pks: list[int], threshold: float) -> list[Answer]:
             SELECT t.id, t.trace_id, n.id, n.product_id, n.agent_id, n.step, n.timestamp, n.confidence, n.fuse_state,
                    (SELECT r.verdict FROM {REVIEW} r WHERE r.trace_id = t.id
                         AND (r.product_id = '' OR r.product_id = n.product_id)
-                    ORDER BY r.timestamp DESC, r.id DESC LIMIT 1)
+                    ORDER BY r.timestamp DESC, r.id DESC LIMIT 1),
+                   t.environment, n.model
             FROM {TRACE} t JOIN {NODE} n ON n.id = {final_answer_sql("t.id")}
             WHERE t.id {clause} AND (
                 t.min_confidence < %s
@@ -199,13 +202,14 @@ def _write(project, trace_pks, wrong, grouped, labels, versions, threshold) -> N
         incorrect, fused, low = answer.judged(threshold)
         rows.append((project.pk, answer.trace_pk, answer.trace_key, answer.node_pk, answer.product_id,
                      answer.agent_id, answer.step, answer.timestamp, answer.confidence, incorrect, fused, low,
-                     versions.get(answer.trace_pk), threshold, len(groups)))
+                     versions.get(answer.trace_pk), threshold, len(groups), answer.environment, answer.model))
     ids = dict((trace_pk, pk) for pk, trace_pk in insert_many(
         ANSWER,
         ["project_id", "trace_id", "trace_key", "node_pk", "product_id", "agent_id", "step", "timestamp",
-         "confidence", "incorrect", "fused", "low_confidence", "policy_version", "threshold", "cause_count"],
+         "confidence", "incorrect", "fused", "low_confidence", "policy_version", "threshold", "cause_count",
+         "environment", "model"],
         ["bigint", "bigint", "text", "bigint", "text", "text", "text", "timestamptz", "float8", "bool", "bool",
-         "bool", "int", "float8", "int"],
+         "bool", "int", "float8", "int", "text", "text"],
         rows,
         returning="id, trace_id",
     ))
@@ -218,15 +222,16 @@ def _write(project, trace_pks, wrong, grouped, labels, versions, threshold) -> N
             cause_rows.append((
                 project.pk, ids[answer.trace_pk], answer.timestamp, answer.trace_key, answer.agent_id, incorrect,
                 fused, low, row[12], group.agent_id, group.step, group.reason, _json(group.product_ids),
-                cause_trace, _json(group.path), path_agents, _json(sorted(group.passed_on)),
+                cause_trace, _json(group.path), path_agents, _json(sorted(group.passed_on)), answer.environment,
+                answer.model,
             ))
     insert_many(
         CAUSE,
         ["project_id", "answer_id", "timestamp", "trace_key", "answer_agent_id", "incorrect", "fused",
          "low_confidence", "policy_version", "agent_id", "step", "reason", "product_ids", "cause_trace_key", "path",
-         "path_agents", "passed_on"],
+         "path_agents", "passed_on", "environment", "answer_model"],
         ["bigint", "bigint", "timestamptz", "text", "text", "bool", "bool", "bool", "int", "text", "text", "text",
-         "jsonb", "text", "jsonb", "text", "jsonb"],
+         "jsonb", "text", "jsonb", "text", "jsonb", "text", "text"],
         cause_rows,
     )
 

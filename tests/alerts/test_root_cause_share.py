@@ -28,3 +28,20 @@ def test_root_cause_share_fires_on_the_agent_behind_most_wrong_answers(create_ru
     assert values[tools["id"]] == pytest.approx(1 / 7)
     # With no filter: every answer with a root cause (6 of 7; t-none has none).
     assert values[either["id"]] == pytest.approx(6 / 7)
+
+
+def test_root_cause_share_counts_production_unless_another_environment_and_filters_the_answers_model(
+        create_rule, ingest, evaluate, api):
+    assert ingest(*corpus.environments_and_models())["errors"] == []
+    rules = {
+        "production": create_rule(name="production", conditions=rule(2, agent_id="retriever")),
+        "staging": create_rule(name="staging", conditions=rule(2, agent_id="retriever", environment="staging")),
+        "model-b": create_rule(name="model-b", conditions=rule(2, agent_id="reasoner", model="model-b")),
+        "model-a": create_rule(name="model-a", conditions=rule(2, agent_id="reasoner", model="model-a")),
+    }
+    evaluate(5)  # the answers are 200-221 s after BASE_TIME
+    values = {r["id"]: r["last_values"][0]["value"] for r in api.get("/api/v1/alert-rules").json()}
+    # production: m-prod-a (retriever) and m-prod-b (reasoner); staging: m-stage-a (retriever).
+    assert {name: values[r["id"]] for name, r in rules.items()} == {
+        "production": pytest.approx(1 / 2), "staging": pytest.approx(1.0), "model-b": pytest.approx(1.0),
+        "model-a": pytest.approx(0.0)}

@@ -53,3 +53,26 @@ def test_bad_choices_show_only_what_is_wrong(asgi_live_server, tenant, watched_p
     assert page.locator("#why-causes").count() == 0
     # The browser reports the page's own 400 status; nothing else went wrong.
     assert [p for p in page.problems if "status of 400" not in p] == []
+
+
+def test_the_form_filters_by_environment_and_the_answers_model(asgi_live_server, tenant, watched_page):
+    page = watched_page
+    _, key, _ = tenant
+    asgi_live_server.ingest(key, *corpus.environments_and_models())
+    sign_in(page, asgi_live_server)
+    page.goto(f"{asgi_live_server.url}/p/acme/why/?start={START}&end={END}")
+
+    def shown():
+        return (page.locator("#why-answers").inner_text(),
+                [r.get_attribute("data-agent") for r in page.locator("#why-causes tbody tr").all()])
+
+    assert shown() == ("2", ["reasoner", "retriever"])
+    page.fill("#why-filters input[name='environment']", "staging")
+    page.click("#why-filters button[type='submit']")
+    page.wait_for_url("**environment=staging**")
+    assert shown() == ("1", ["retriever"])
+    page.fill("#why-filters input[name='environment']", "")
+    page.fill("#why-filters input[name='model']", "model-b")
+    page.click("#why-filters button[type='submit']")
+    page.wait_for_url("**model=model-b**")
+    assert shown() == ("1", ["reasoner"])

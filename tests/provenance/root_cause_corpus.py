@@ -130,3 +130,25 @@ def load(ingest) -> None:
     for batch in (first_batch(), second_batch()):
         result = ingest(*batch)
         assert result["errors"] == [], result["errors"]
+
+
+def environments_and_models() -> list[dict]:
+    """Wrong answers across two environments and two answer models; the
+    causes' nodes name the other model, so a filter on the cause's model
+    would pick the wrong answers."""
+    events = []
+    for trace_id, environment, model, cause_agent, seconds in (
+        ("m-prod-a", "production", "model-a", "retriever", 200),
+        ("m-prod-b", "production", "model-b", "reasoner", 210),
+        ("m-stage-a", "staging", "model-a", "retriever", 220),
+    ):
+        other = "model-b" if model == "model-a" else "model-a"
+        events += [
+            n(f"{trace_id}-cause", trace_id, cause_agent, cause_agent[:-2] + "ing", seconds,
+              environment=environment, model=other),
+            final(f"{trace_id}-final", trace_id, seconds + 1, [f"{trace_id}-cause"], environment=environment,
+                  model=model),
+            fuse_event(f"{trace_id}-cause", trace_id=trace_id),
+            review(trace_id, "incorrect", seconds + 2),
+        ]
+    return events

@@ -117,3 +117,32 @@ def test_filters_by_the_answering_agent_and_the_policy_version(api, ingest):
          "examples": ["t-fused"]}]}
     assert "policy_version" in api.get("/api/v1/root-causes", {"start": START, "end": END,
                                                                "policy_version": "four"}).json()["fields"]
+
+
+def cause(agent_id, step, trace_id, share):
+    return {"agent_id": agent_id, "step": step, "reason": "fused", "count": 1, "share": share,
+            "examples": [trace_id]}
+
+
+def test_filters_by_the_traces_environment_and_the_final_answers_model(api, ingest):
+    assert ingest(*corpus.environments_and_models())["errors"] == []
+    assert root_causes(api) == {"answers": 2, "unexplained": 0, "causes": [
+        cause("reasoner", "reasoning", "m-prod-b", 0.5), cause("retriever", "retrieving", "m-prod-a", 0.5)]}
+    # Blank, as a form sends "any", is the default: production.
+    assert root_causes(api, environment="production") == root_causes(api, environment="") == root_causes(api)
+    assert root_causes(api, environment="staging") == {"answers": 1, "unexplained": 0, "causes": [
+        cause("retriever", "retrieving", "m-stage-a", 1.0)]}
+    # The answer node's model, not the model of the cause's node (model-b here).
+    assert root_causes(api, model="model-a") == {"answers": 1, "unexplained": 0, "causes": [
+        cause("retriever", "retrieving", "m-prod-a", 1.0)]}
+    assert root_causes(api, model="model-b") == {"answers": 1, "unexplained": 0, "causes": [
+        cause("reasoner", "reasoning", "m-prod-b", 1.0)]}
+    assert root_causes(api, environment="staging", model="model-b") == {"answers": 0, "unexplained": 0, "causes": []}
+    assert root_causes(api, environment="nowhere")["answers"] == 0
+
+
+def test_bad_environment_or_model_is_a_400_naming_it(api):
+    for params, field in (({"environment": "no spaces"}, "environment"), ({"environment": "x" * 51}, "environment"),
+                          ({"model": "m" * 256}, "model")):
+        response = api.get("/api/v1/root-causes", {"start": START, "end": END, **params})
+        assert response.status_code == 400 and field in response.json()["fields"], (params, response.content)

@@ -16,3 +16,15 @@ def test_embedded_default_aggregates_root_causes(api, ingest):
     corpus.load(ingest)
     found = api.get("/api/v1/root-causes", {"start": START, "end": END}).json()
     assert found == corpus.EXPECTED_INCORRECT
+
+
+def test_embedded_default_filters_by_environment_and_model(api, ingest):
+    if connection.vendor != "sqlite":
+        pytest.skip("runs on the embedded default only (make test-sqlite)")
+    from tests.provenance.test_root_causes_api import END, START
+
+    assert ingest(*corpus.environments_and_models())["errors"] == []
+    found = api.get("/api/v1/root-causes", {"start": START, "end": END, "environment": "staging",
+                                            "model": "model-a"}).json()
+    assert (found["answers"], [c["examples"] for c in found["causes"]]) == (1, [["m-stage-a"]])
+    assert api.get("/api/v1/root-causes", {"start": START, "end": END, "model": "model-b"}).json()["answers"] == 1
