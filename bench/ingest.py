@@ -147,7 +147,7 @@ def copy_baseline(db_url: str, events: list[dict]) -> float:
     batch: the floor any ingest path stands on."""
     import psycopg
 
-    from provenance.ingest import NODE_COLUMNS
+    from provenance.ingest.write import NODE_COLUMNS
 
     with psycopg.connect(db_url, autocommit=True) as conn:
         for table in ("node", "edge"):

@@ -196,7 +196,7 @@ def steady_state_traffic(project, seconds: int = 30) -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from provenance.ingest import ingest_events
+    from provenance.ingest.write import ingest_events
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT COUNT(*) / 2592000.0 FROM provenance_node WHERE project_id = %s", [project.pk])

@@ -119,7 +119,7 @@ def main():
 def measure(n: int) -> None:
     from demo.local_server import serving
     from denoiseflow import Recorder
-    from provenance import otlp
+    from provenance.ingest import otlp
     from tenancy.models import Project
 
     project = Project.objects.create(slug="bench")

@@ -14,7 +14,7 @@ in the same run.
    the catch-up a new installation runs once), timed.
 3. Times the aggregate of the last 30 days (median of --runs), in process and
    through the API view with a key; then the baseline: every incorrect answer's
-   root cause recomputed with the per-trace walk (provenance.dag.root_causes)
+   root cause recomputed with the per-trace walk (provenance.dag.walks.root_causes)
    and grouped, as a read without the stored rows would have to, and checks
    both give the same groups.
 4. Times the refresh one ingest batch pays (1,000 nodes in 100 new traces, a
@@ -48,8 +48,8 @@ def recompute(project, start, end) -> dict:
     found, its newest review read and, when incorrect, its root causes walked."""
     from django.db.models import Q
 
-    from provenance import dag
-    from provenance.explorer_reads import final_answer_nodes
+    from provenance.dag import walks
+    from provenance.explorer.reads import final_answer_nodes
     from provenance.models import Node, Trace
 
     traces = Trace.objects.filter(project=project, started_at__gte=start - timedelta(hours=1), started_at__lt=end)
@@ -59,7 +59,7 @@ def recompute(project, start, end) -> dict:
     groups, unexplained = defaultdict(list), 0
     labels = {}
     for answer in answers:
-        causes, _, _ = dag.root_causes(project, answer.product_id)
+        causes, _, _ = walks.root_causes(project, answer.product_id)
         if not causes:
             unexplained += 1
         missing = [c.product_id for c in causes if c.product_id not in labels]
@@ -87,7 +87,7 @@ def main() -> None:
         from rest_framework.test import APIClient
 
         from bench.metrics import generate
-        from provenance.ingest import ingest_events
+        from provenance.ingest.write import ingest_events
         from provenance.models import AnswerCause, FinalAnswer, Node, Review
         from provenance.root_causes import aggregate, catch_up, store
         from tenancy.models import Project

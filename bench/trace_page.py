@@ -84,7 +84,7 @@ def run(database: str, nodes: int, runs: int) -> None:
     from rest_framework.test import APIClient
 
     from demo.large_run import large_run_events
-    from provenance.ingest import ingest_events
+    from provenance.ingest.write import ingest_events
     from provenance.models import Trace
     from tenancy.models import Project
 
@@ -156,7 +156,7 @@ def raw_select(trace_pk: int):
     with two plain SELECTs and nothing done with them."""
     from django.db import connection
 
-    from provenance.explorer_reads import GRAPH_FIELDS
+    from provenance.explorer.reads import GRAPH_FIELDS
 
     columns = ", ".join(map(connection.ops.quote_name, GRAPH_FIELDS))
 

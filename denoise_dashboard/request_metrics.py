@@ -8,7 +8,7 @@ of bookkeeping)."""
 import time
 
 from core import process_metrics
-from provenance.ingest import COUNTS_ATTRIBUTE
+from provenance.ingest.write import COUNTS_ATTRIBUTE
 
 UNMATCHED = "(unmatched)"
 

@@ -7,7 +7,7 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.utils.encoders import JSONEncoder
 
 from evals.validation import Invalid
-from provenance.json_limits import PAST_64_BITS, number_past_64_bits
+from provenance.ingest.json_limits import PAST_64_BITS, number_past_64_bits
 
 MEDIA_TYPE = "application/x-ndjson"
 MAX_LINES = 10_000

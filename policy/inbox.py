@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from django.utils import timezone
 
-from provenance.ingest import ingest_events
+from provenance.ingest.write import ingest_events
 from provenance.models import DEFAULT_ENVIRONMENT, Escalation, Fuse, Node
 
 PAGE_SIZE = 50

@@ -12,7 +12,7 @@ from metrics.params import ChartParamsSerializer
 from policy import editing, inbox, store, suggestion
 from policy.document import PolicyError, diff, parse_document
 from policy.models import PolicySource
-from provenance.explorer import trace_url
+from provenance.explorer.pages import trace_url
 from provenance.models import Escalation, ReviewVerdict
 from tenancy.membership import project_for_user_or_404
 

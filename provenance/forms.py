@@ -6,7 +6,7 @@ from django import forms
 from django.utils import timezone
 
 from provenance.costs import MAX_MODELS
-from provenance.reading import TraceFilters
+from provenance.dag.reading import TraceFilters
 
 RANGES = {"15m": timedelta(minutes=15), "1h": timedelta(hours=1), "24h": timedelta(days=1), "7d": timedelta(days=7)}
 

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from provenance import settings_views, views
+from provenance import settings_views
+from provenance.explorer import views
 from provenance.health import views as health_views
 from provenance.root_causes import views as root_cause_views
 

@@ -13,7 +13,7 @@ OTLP_PATH = "/v1/traces"
 def refusal(request, status: int, message: str, retry_after: float) -> HttpResponse:
     seconds = str(max(1, math.ceil(retry_after)))
     if request.path.startswith(OTLP_PATH):
-        from provenance import otlp
+        from provenance.ingest import otlp
 
         media = otlp.media_type(request.content_type or "") or otlp.JSON
         response = HttpResponse(otlp.encode_status(message, status, media), status=status, content_type=media)

@@ -1,7 +1,7 @@
 """Which confidence a review judges.
 
 A review naming a product_id judges that node. A trace-level review judges
-the trace's final answer (of the filters' environment), by the rule of provenance.reading.final_answer: the
+the trace's final answer (of the filters' environment), by the rule of provenance.dag.reading.final_answer: the
 newest node with source_type "final_answer", else the newest node that
 nothing in the trace consumed. When a node was reviewed more than once, the
 newest review counts. Reviews whose node is missing or has no confidence are

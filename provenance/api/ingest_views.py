@@ -9,7 +9,7 @@ from core.errors import ApiError
 from provenance.api import shapes
 from provenance.api.body import NOTHING_STORED, read_body
 from provenance.api.parsers import require_json
-from provenance.ingest import ingest_events, with_counts
+from provenance.ingest.write import ingest_events, with_counts
 
 
 class IngestView(APIView):

@@ -13,7 +13,7 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import BaseParser
 
 from provenance.api.body import BodyTooLarge
-from provenance.json_limits import MAX_BODY_DEPTH, PAST_64_BITS, body_problem, number_past_64_bits
+from provenance.ingest.json_limits import MAX_BODY_DEPTH, PAST_64_BITS, body_problem, number_past_64_bits
 
 
 class JSONParser(BaseParser):

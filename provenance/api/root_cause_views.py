@@ -5,9 +5,9 @@ from rest_framework.views import APIView
 
 from core.params import TimestampField
 from provenance.api import shapes
+from provenance.ingest.validation import ENVIRONMENT
 from provenance.models import DEFAULT_ENVIRONMENT
 from provenance.root_causes import aggregate
-from provenance.validation import ENVIRONMENT
 
 
 class RootCausesQuery(serializers.Serializer):

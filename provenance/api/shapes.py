@@ -1,5 +1,5 @@
 """JSON Schemas of the provenance API's answers, for the OpenAPI document.
-They describe what `provenance.reading`, `dag` and `health` return: keep them
+They describe what `provenance.dag.reading`, `dag` and `health` return: keep them
 beside any change to those answers (the schemathesis test fails otherwise)."""
 
 from drf_spectacular.utils import OpenApiExample

@@ -9,11 +9,12 @@ from rest_framework.views import APIView
 
 from core.errors import error_response
 from core.params import TimestampField
-from provenance import explorer, reading
 from provenance.api import shapes
-from provenance.json_limits import clip_depth
+from provenance.dag import reading
+from provenance.explorer import pages
+from provenance.ingest.json_limits import clip_depth
+from provenance.ingest.validation import MAX_DEPTH
 from provenance.models import Node, Review, Trace
-from provenance.validation import MAX_DEPTH
 
 
 class TracePagination(PageNumberPagination):
@@ -146,10 +147,10 @@ class TraceGraphView(APIView):
     def get(self, request, trace_id):
         trace = get_trace(request, trace_id)
         try:
-            view = explorer.GraphView.from_query(request.query_params)
+            view = pages.GraphView.from_query(request.query_params)
         except ValueError as error:
             return error_response(str(error), 400, fields={str(error).split(":")[0]: str(error)})
-        return explorer_json(explorer.graph(request.user.project, trace, view))
+        return explorer_json(pages.graph(request.user.project, trace, view))
 
 
 class TraceDetailView(APIView):
@@ -173,7 +174,7 @@ class NodeDetailView(APIView):
         node = get_node(request, trace_id, product_id)
         if as_explorer:
             # The contract's fields and the page's; a final answer's reviews include its trace's (`on_trace`).
-            return explorer_json(explorer.node_detail(request.user.project, node))
+            return explorer_json(pages.node_detail(request.user.project, node))
         summary = reading.trace_nodes(node.trace, [node.pk])[0]
         reviews = Review.objects.filter(project=node.project_id, trace=node.trace, product_id=node.product_id)
         return Response(
@@ -207,7 +208,7 @@ class RootCauseView(APIView):
                    summary="Why a node went wrong", responses={200: shapes.ROOT_CAUSE}, tags=["traces"])
     def get(self, request, trace_id, product_id):
         as_explorer = explorer_view(request)
-        answer = explorer.root_cause(request.user.project, get_node(request, trace_id, product_id))
+        answer = pages.root_cause(request.user.project, get_node(request, trace_id, product_id))
         if as_explorer:
             return explorer_json(answer)
         return Response({
@@ -224,7 +225,7 @@ class ImpactView(APIView):
                    summary="A node's blast radius", responses={200: shapes.IMPACT}, tags=["traces"])
     def get(self, request, trace_id, product_id):
         as_explorer = explorer_view(request)
-        answer = explorer.impact(request.user.project, get_node(request, trace_id, product_id))
+        answer = pages.impact(request.user.project, get_node(request, trace_id, product_id))
         if as_explorer:
             return explorer_json(answer)
         return Response({

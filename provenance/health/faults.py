@@ -35,7 +35,7 @@ from django.db import connection
 
 from core.bulk import insert_many
 from core.dialect import is_postgres
-from provenance.dag import strongly_connected
+from provenance.dag.walks import strongly_connected
 from provenance.models import Edge, FindingKind, HealthFinding, Node, Trace
 from provenance.vocabulary import DEFAULT_ROUND_LIMIT, FUSED, GUARDED, OVER_ROUND_LIMIT, RETRIED
 

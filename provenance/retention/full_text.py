@@ -13,7 +13,7 @@ SHA-256 of each full text).
 
 from django.db.models import Exists, OuterRef, Q
 
-from provenance.explorer_reads import final_answer_nodes
+from provenance.explorer.reads import final_answer_nodes
 from provenance.models import Edge, Escalation, Node, Review, Trace
 from provenance.vocabulary import ERRORED, FUSED
 from tenancy.models import Project

@@ -16,9 +16,9 @@ from datetime import UTC, datetime, timedelta
 
 from django.utils import timezone
 
+from provenance.ingest.validation import ENVIRONMENT, EventError, parse_timestamp
 from provenance.models import DEFAULT_ENVIRONMENT
 from provenance.root_causes import aggregate
-from provenance.validation import ENVIRONMENT, EventError, parse_timestamp
 
 RANGES = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30), "90d": timedelta(days=90)}
 DEFAULT_RANGE = "7d"

@@ -9,7 +9,7 @@ traces a change reaches (the traces downstream of a changed node, in any
 trace). The ingest sends both after its commit (provenance.tasks), and
 provenance.root_causes.catch_up finds what that missed.
 
-The root causes are those of provenance.dag.root_causes (the per-trace
+The root causes are those of provenance.dag.walks.root_causes (the per-trace
 endpoint), computed by the same code over ancestries read for many traces at
 once.
 """
@@ -21,7 +21,7 @@ from django.db import transaction
 
 from core.bulk import bound_cursor, in_list, insert_many
 from core.dialect import is_postgres
-from provenance import dag
+from provenance.dag import walks
 from provenance.models import AnswerCause, Edge, FinalAnswer, Fuse, Node, Review, ReviewVerdict, Trace
 from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY, final_answer_sql
 from tenancy.models import Project
@@ -124,19 +124,19 @@ class Group:
 def groups_of(answer: Answer, nodes: dict, parents: dict, threshold: float) -> tuple[list[Group], set[str]]:
     """The answer's root causes grouped by (agent, step, reason), still without
     labels (filled in by `label`); and the ids whose labels that needs."""
-    ancestors = dag.ancestry_within(answer.product_id, parents)
+    ancestors = walks.ancestry_within(answer.product_id, parents)
     own_nodes = {pid: nodes[pid] for pid in ancestors if pid in nodes}
     own_parents = {pid: parents[pid] for pid in ancestors if pid in parents}
-    causes, _, _ = dag.causes_in(answer.product_id, own_nodes, own_parents, threshold)
+    causes, _, _ = walks.causes_in(answer.product_id, own_nodes, own_parents, threshold)
     children: dict[str, list[str]] = {}
     for child, its_parents in own_parents.items():
         for parent in its_parents:
             children.setdefault(parent, []).append(child)
     groups, wanted = [], set()
     for cause in causes:
-        downstream = dag.ancestry_within(cause.product_id, children) - {cause.product_id}
+        downstream = walks.ancestry_within(cause.product_id, children) - {cause.product_id}
         passed = {pid for pid in downstream if pid in own_nodes and not FUSED.holds(own_nodes[pid])}
-        path = dag.path_between(cause.product_id, answer.product_id, own_parents)
+        path = walks.path_between(cause.product_id, answer.product_id, own_parents)
         groups.append(Group("", "", cause.reason, [cause.product_id], path, passed))
         wanted |= {cause.product_id, *path, *passed}
     return groups, wanted
@@ -176,7 +176,7 @@ def _refresh_chunk(project: Project, trace_pks: list[int]) -> int:
                 cursor.execute("SELECT pg_advisory_xact_lock(%s, (t %% 2147483648)::int) FROM unnest(%s::bigint[]) t",
                                [LOCK_NAMESPACE, trace_pks])
         wrong = [a for a in final_answers(trace_pks, threshold) if any(a.judged(threshold))]
-        nodes, parents = dag.ancestries_of_traces(project.pk, sorted({a.trace_pk for a in wrong}))
+        nodes, parents = walks.ancestries_of_traces(project.pk, sorted({a.trace_pk for a in wrong}))
         grouped, wanted = [], set()
         for answer in wrong:
             groups, needs = groups_of(answer, nodes, parents, threshold)

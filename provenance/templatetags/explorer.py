@@ -3,7 +3,8 @@
 from django import template
 from django.urls import NoReverseMatch, reverse
 
-from provenance import colors, costs
+from provenance import costs
+from provenance.explorer import colors
 
 register = template.Library()
 

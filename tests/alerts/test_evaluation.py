@@ -99,7 +99,7 @@ def test_two_ticks_at_once_notify_once(make_project, receiver):
     at the same moment: each rule fires once and each webhook is sent once."""
     from alerts import alert_rules
     from alerts.serializers import AlertRuleSerializer
-    from provenance.ingest import ingest_events
+    from provenance.ingest.write import ingest_events
 
     project, _ = make_project("race")
     ingest_events(project, [node_event(f"f{i}", f"t{i}", seconds=i, **FUSED) for i in range(3)])

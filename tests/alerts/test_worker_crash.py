@@ -74,7 +74,7 @@ def test_a_worker_killed_mid_delivery_does_not_lose_it(make_project, receiver, t
 
     from alerts import alert_rules
     from alerts.serializers import AlertRuleSerializer
-    from provenance.ingest import ingest_events
+    from provenance.ingest.write import ingest_events
 
     project, _ = make_project("crash")
     ingest_events(project, [node_event(f"f{i}", f"t{i}", seconds=i, fuse={"decision": "block", "reason": "x"})

@@ -6,7 +6,7 @@ Remove is not clipped."""
 import pytest
 
 from alerts.models import AlertRule
-from provenance.ingest import ingest_events
+from provenance.ingest.write import ingest_events
 from tests.support.browser import signed_in
 from tests.support.events import node_event
 

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from alerts import evaluation
-from provenance.ingest import ingest_events
+from provenance.ingest.write import ingest_events
 from tests.support.alerts import SECRET
 from tests.support.browser import signed_in
 from tests.support.events import node_event

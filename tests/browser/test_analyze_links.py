@@ -4,7 +4,7 @@ answer; a retry's dashed link to the attempt it retries is drawn."""
 
 import pytest
 
-from provenance.ingest import ingest_events
+from provenance.ingest.write import ingest_events
 from tests.support.browser import screenshot, sign_in
 from tests.support.events import fuse_event, node_event, review_event
 

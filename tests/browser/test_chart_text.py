@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from metrics.rollups.refresh import refresh_rollups
-from provenance.ingest import ingest_events
+from provenance.ingest.write import ingest_events
 from tests.support.browser import signed_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.provenance.health_runs import run_check
+from tests.provenance.health.health_runs import run_check
 from tests.support.browser import signed_in
 from tests.support.events import node_event
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from metrics.rollups.refresh import refresh_rollups
 from provenance.health.runs import check_project
-from provenance.ingest import ingest_events
+from provenance.ingest.write import ingest_events
 from tests.metrics.traffic import steady_confidence_events, workflow_events
 from tests.support.events import review_event
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from alerts.models import AlertEvent, AlertRule
 from metrics.rollups.refresh import refresh_rollups
-from provenance.ingest import ingest_events
+from provenance.ingest.write import ingest_events
 from tests.support.browser import signed_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

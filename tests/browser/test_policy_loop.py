@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from provenance.ingest import ingest_events
+from provenance.ingest.write import ingest_events
 from tests.policy.calibration_data import reviewed_nodes
 from tests.support.browser import screenshot, signed_in
 from tests.support.events import node_event

@@ -7,7 +7,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from provenance.models import Node
-from tests.otlp.test_partial_success import export, span
+from tests.provenance.ingest.otlp.test_partial_success import export, span
 from tests.support.events import node_event
 
 

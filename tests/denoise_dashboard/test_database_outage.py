@@ -18,7 +18,7 @@ import pytest
 from django.urls import URLResolver, get_resolver
 
 from denoiseflow import Recorder
-from tests.otlp.test_partial_success import export, span
+from tests.provenance.ingest.otlp.test_partial_success import export, span
 from tests.support.own_postgres import OwnPostgres
 from tests.support.serving import REPO, Serve, signed_in
 

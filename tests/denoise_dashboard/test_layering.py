@@ -145,8 +145,6 @@ def top_level_modules(package: str) -> list[str]:
     return sorted(path.name for path in (ROOT / package).glob("*.py"))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 21's package split of provenance/ (ingest, dag, explorer, ...) "
-                                       "has not landed yet")
 def test_provenance_keeps_to_subsystem_packages():
     modules = top_level_modules("provenance")
     assert len(modules) <= MAX_TOP_LEVEL_MODULES, modules

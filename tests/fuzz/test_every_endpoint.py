@@ -27,7 +27,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
-from provenance.json_limits import number_past_64_bits
+from provenance.ingest.json_limits import number_past_64_bits
 from tests.support.events import BASE_TIME, fuse_event, node_event, review_event
 from tests.support.serving import Serve, database_url
 

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from metrics.rollups.refresh import refresh_rollups
-from provenance.ingest import ingest_events
+from provenance.ingest.write import ingest_events
 from provenance.models import Node
 from tests.support.browser import signed_in
 

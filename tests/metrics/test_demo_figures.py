@@ -18,7 +18,7 @@ from metrics.filter_options import data_extent
 from metrics.params import ChartParams, ChartParamsSerializer
 from metrics.rollups.refresh import refresh_rollups
 from metrics.rollups.schema import bin_of
-from provenance.ingest import ingest_events
+from provenance.ingest.write import ingest_events
 from provenance.models import FuseDecision, Node
 from tenancy.models import Project
 from tests.denoiseflow.servers import closed_port

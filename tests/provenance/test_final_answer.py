@@ -3,7 +3,7 @@ the SQL, the ORM expression and the Python pick agree on every case."""
 
 from django.db import connection
 
-from provenance import reading
+from provenance.dag import reading
 from provenance.models import Edge, Node, Trace
 from provenance.vocabulary import final_answer_sql, pick_final_answer
 from tests.support.events import fuse_event, node_event

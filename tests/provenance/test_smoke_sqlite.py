@@ -34,7 +34,7 @@ def test_embedded_default_keeps_the_fuse_loop(api, ingest):
     if connection.vendor != "sqlite":
         pytest.skip("runs on the embedded default only (make test-sqlite)")
     from provenance.models import Escalation
-    from tests.provenance.test_ingest_fuse_loop import escalation_event
+    from tests.provenance.ingest.test_ingest_fuse_loop import escalation_event
     from tests.support.events import node_event, review_event
 
     result = ingest(

@@ -8,8 +8,8 @@ import pytest
 from metrics.counts.judged_reviews import judged_nodes
 from metrics.stats import calibration
 from metrics.stats.calibration import Judged
+from provenance.dag.reading import final_answer
 from provenance.models import Trace
-from provenance.reading import final_answer
 from tests.support.events import BASE_TIME, node_event, review_event
 
 WINDOW = {"start": BASE_TIME.isoformat(), "end": "2026-11-21T09:00:00Z"}

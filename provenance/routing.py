@@ -1,8 +1,0 @@
-from django.urls import path
-
-from provenance import consumers
-
-websocket_urlpatterns = [
-    path("ws/p/<slug:slug>/traces/", consumers.ProjectConsumer.as_asgi()),
-    path("ws/p/<slug:slug>/traces/<path:trace_id>/", consumers.TraceConsumer.as_asgi()),
-]
