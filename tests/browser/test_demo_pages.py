@@ -31,6 +31,7 @@ PAGES = [
     ("metrics-uncertainty.png", "/metrics/demo/uncertainty/", METRICS_READY),
     ("metrics-calibration.png", "/metrics/demo/calibration/", METRICS_READY),
     ("metrics-drift.png", "/metrics/demo/drift/", METRICS_READY),
+    (None, "/metrics/demo/cost/", METRICS_READY),  # Cost & latency (b9c3b58) has no screenshot yet
     ("trace-list.png", "/p/demo/traces/", None),
     ("bad-answers.png", "/p/demo/bad-answers/", None),
     ("trace-bad-answer.png", "/p/demo/traces/demo-bad-answer/", "#dag[data-drawn]"),
