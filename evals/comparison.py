@@ -3,8 +3,7 @@
 A missing result counts as failing, as it does in a run's accuracy.
 """
 
-from django.db import connection
-
+from core.replica import reading_connection
 from evals.datasets import in_version_sql
 from evals.models import Run
 from evals.runs import ratio, trade_off_figures
@@ -32,7 +31,7 @@ WHERE {in_version_sql("i")}
 
 def outcomes(run: Run) -> dict[str, bool]:
     """Every item of the run's version: whether its result passed (no result: False)."""
-    with connection.cursor() as cursor:
+    with reading_connection().cursor() as cursor:
         cursor.execute(OUTCOMES_SQL, [run.pk, run.dataset_id, run.dataset_version, run.dataset_version])
         return {item_id: bool(passed) for item_id, passed in cursor.fetchall()}
 

@@ -12,8 +12,7 @@ many results name it).
 
 from dataclasses import dataclass
 
-from django.db import connection
-
+from core.replica import reading_connection
 from provenance.models import Node, Trace
 from provenance.percentiles import nearest_rank
 from provenance.vocabulary import FUSED
@@ -36,7 +35,7 @@ class TraceCost:
 
 def trace_costs(run) -> dict[str, TraceCost]:
     """trace id -> its nodes, cost and fused nodes, for the traces the run's results name."""
-    with connection.cursor() as cursor:
+    with reading_connection().cursor() as cursor:
         cursor.execute(TRACES_SQL, [run.project_id, run.pk])
         return {trace_id: TraceCost(nodes, cost, fused) for trace_id, nodes, cost, fused in cursor.fetchall()}
 

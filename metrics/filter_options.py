@@ -1,11 +1,11 @@
 """The values the filters offer: every agent, step, source type, round,
 model and environment the project has used, and the span of time its data covers."""
 
-from django.db import connection
 from django.db.models import Max, Min
 
 from core.dialect import is_postgres
 from core.numbers import is_finite_number
+from core.replica import reading_connection
 from metrics.models import DayHistogram, DayStat, HourRollup
 from metrics.rollups.schema import DIMENSIONS, SINGLE_DIMENSION_MASKS
 from metrics.rollups.values import TOKENS, stat_mask
@@ -17,7 +17,7 @@ def filter_options(project) -> dict[str, list]:
     found = {column: set() for column in DIMENSIONS}
     if is_postgres():
         # Single-dimension rollup rows name every value cheaply; nodes newer than the watermark add the rest.
-        with connection.cursor() as cursor:
+        with reading_connection().cursor() as cursor:
             cursor.execute(
                 f"SELECT DISTINCT mask, agent_id, step, source_type, round FROM {HourRollup._meta.db_table} "
                 f"WHERE project_id = %s AND mask IN ({', '.join(map(str, SINGLE_DIMENSION_MASKS))})",

@@ -12,8 +12,8 @@ the review's timestamp.
 from datetime import datetime
 
 import orjson
-from django.db import connection
 
+from core.replica import reading_connection
 from metrics.models import ReviewTarget
 from metrics.questions import Filters
 from metrics.rollups.schema import DIMENSIONS, NODE, REVIEW_TARGET_SQL
@@ -47,7 +47,7 @@ def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Fil
     sql, params = reviews.query.sql_with_params()
     resolved_here = REVIEW_TARGET_SQL.format(review="r", limit="")
     figures = "confidence, metrics, agent_id, step, source_type, round"
-    with one_snapshot(), connection.cursor() as cursor:
+    with one_snapshot(), reading_connection().cursor() as cursor:
         # One statement: targets the refresh resolved (with the node's figures)
         # where nothing changed since, the rest resolved here; then the newest
         # review per judged node.

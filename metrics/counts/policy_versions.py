@@ -22,10 +22,10 @@ the raw rows alone: the reference, and the path on other databases.
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db import connection
 from django.db.models import Count
 
 from core.dialect import is_postgres
+from core.replica import reading_connection
 from metrics.models import PolicyHour, PolicyItemHour
 from metrics.questions import Filters, Question
 from metrics.rollups.schema import (
@@ -217,7 +217,7 @@ def trace_outcomes(project, trace_keys: set) -> dict[str, tuple]:
     if not trace_keys:
         return {}
     join, columns = trace_outcome_sql("t")
-    with connection.cursor() as cursor:
+    with reading_connection().cursor() as cursor:
         cursor.execute(f"SELECT t.trace_id, {columns} FROM {TRACE} t {join} WHERE t.project_id = %s "
                        "AND t.trace_id = ANY(%s)", [project.pk, sorted(trace_keys)])
         return {trace: tuple(outcome) for trace, *outcome in cursor.fetchall()}

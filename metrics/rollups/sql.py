@@ -1,8 +1,7 @@
 """Small builders for the SQL that reads the rollups and the raw rows beside
 them: time ranges, filter conditions, series buckets."""
 
-from django.db import connection
-
+from core.replica import reading_connection
 from metrics.rollups.values import in_environment_sql
 
 
@@ -35,6 +34,6 @@ def bucket_sql(step: str, column: str) -> str:
 
 
 def fetch(sql: str, params: list) -> list[tuple]:
-    with connection.cursor() as cursor:
+    with reading_connection().cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()

@@ -3,8 +3,7 @@ usable (built, at the project's current high-uncertainty threshold)."""
 
 from dataclasses import dataclass
 
-from django.db import connection
-
+from core.replica import reading_connection
 from metrics.models import RolledProject, Watermark
 
 
@@ -22,7 +21,7 @@ class Marks:
 
 
 def read_marks(project=None) -> Marks:
-    with connection.cursor() as cursor:
+    with reading_connection().cursor() as cursor:
         cursor.execute(
             f"SELECT w.node_id, w.fuse_id, w.review_id, w.escalation_id, r.threshold FROM {Watermark._meta.db_table} w "
             f"LEFT JOIN {RolledProject._meta.db_table} r ON r.project_id = %s WHERE w.id = 1",

@@ -15,8 +15,7 @@ from collections import defaultdict
 from datetime import datetime
 from itertools import accumulate
 
-from django.db import connection
-
+from core.replica import reading_connection
 from metrics.catalog import COUNTED
 from metrics.rollups.schema import DIMENSIONS, NODE
 from metrics.rollups.sql import intervals_sql
@@ -148,7 +147,7 @@ class RecentRows:
         ranges, range_params = intervals_sql("timestamp", merged)
         # Only production rows: the rollups they are stitched to hold production only.
         production, production_params = in_environment_sql("trace_id", DEFAULT_ENVIRONMENT, project.pk)
-        with connection.cursor() as cursor:
+        with reading_connection().cursor() as cursor:
             cursor.execute(
                 select_sql(f"project_id = %s AND {ranges} AND {production}") + " ORDER BY timestamp, id",
                 [project.high_uncertainty_threshold, project.pk, *range_params, *production_params],

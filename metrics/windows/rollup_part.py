@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import ClassVar
 
-from django.db import connection
-
 from core.dialect import is_postgres
+from core.replica import reading_connection
 from metrics.catalog import SUMS
 from metrics.models import HourRollup, TraceSpan
 from metrics.questions import Question, bucket_floor, buckets
@@ -48,7 +47,7 @@ class Coverage:
         marks = read_marks(project)
         if marks.rolled_threshold is None or marks.rolled_threshold != project.high_uncertainty_threshold:
             return None
-        with connection.cursor() as cursor:
+        with reading_connection().cursor() as cursor:
             cursor.execute(
                 f"""
                 SELECT date_trunc('hour', timestamp, 'UTC') FROM {NODE} WHERE project_id = %s AND id > %s
@@ -114,7 +113,7 @@ def grouped_mask(question: Question, *extra: str) -> int:
 def add_rolled_sums(project, question, rolled, groups) -> None:
     filters, filter_params = filters_sql(question.filters.dimensions)
     ranges, range_params = intervals_sql("hour", rolled)
-    with connection.cursor() as cursor:
+    with reading_connection().cursor() as cursor:
         cursor.execute(
             f"SELECT {group_columns(question)}, " + ", ".join(f"SUM({name})" for name in SUMS)
             + f" FROM {ROLLUP} WHERE project_id = %s AND mask = %s AND {filters} AND {ranges} GROUP BY 1, 2",
@@ -158,7 +157,7 @@ def add_rolled_runs(project, question, rolled, groups) -> None:
     filters, filter_params = filters_sql(question.filters.dimensions)
     ranges, range_params = intervals_sql("hour", rolled)
     range_of = "CASE " + " ".join(["WHEN hour >= %s AND hour < %s THEN " + str(i) for i in range(len(rolled))]) + " END"
-    with connection.cursor() as cursor:
+    with reading_connection().cursor() as cursor:
         cursor.execute(
             f"""
             SELECT bucket, value, hour, agent_id, nodes, run_prefix, run_suffix, run_best, previous FROM (
@@ -190,7 +189,7 @@ def traces_also_rolled(project, question, pieces, groups) -> tuple[dict, dict]:
         return present, present_low
     wanted = [(DIMENSION_INDEX[column], value) for column, value in question.filters.dimensions.items()]
     by = DIMENSION_INDEX.get(question.by)
-    with connection.cursor() as cursor:
+    with reading_connection().cursor() as cursor:
         cursor.execute(
             select_sql("project_id = %s AND trace_id = ANY(%s) AND timestamp >= %s AND timestamp < %s"),
             [project.high_uncertainty_threshold, project.pk, sorted(candidates), question.start, question.end],

@@ -5,10 +5,10 @@ the embedded SQLite default)."""
 
 from datetime import UTC, datetime
 
-from django.db import connection
 from django.db.models import Count, F, QuerySet, Sum, Value, Window
 from django.db.models.functions import RowNumber, Trunc
 
+from core.replica import reading_connection
 from metrics.catalog import COUNTED, Totals
 from metrics.questions import Filters, Question, bucket_floor
 from metrics.rollups.values import orm_narrow
@@ -75,8 +75,8 @@ def longest_fused_runs(question: Question, nodes: QuerySet, keys: list[str]) -> 
         state_seq=Window(RowNumber(), partition_by=[*partition, F("fused")], order_by=order),
     ).values(*keys, "agent_id", "fused", "seq", "state_seq")
     sql, params = positioned.query.sql_with_params()
-    group_by = ", ".join(f"s.{connection.ops.quote_name(key)}" for key in keys)
-    with connection.cursor() as cursor:
+    group_by = ", ".join(f"s.{reading_connection().ops.quote_name(key)}" for key in keys)
+    with reading_connection().cursor() as cursor:
         cursor.execute(
             f"SELECT {group_by}, MAX(n) FROM (SELECT {group_by}, COUNT(*) AS n FROM ({sql}) AS s "
             f"WHERE s.fused GROUP BY {group_by}, s.agent_id, s.seq - s.state_seq) AS s GROUP BY {group_by}",

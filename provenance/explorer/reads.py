@@ -1,9 +1,9 @@
 """The trace explorer's reads: each batches a page (or a trace) into a fixed
 number of queries, whatever the number of rows."""
 
-from django.db import connection
 from django.db.models import Case, Exists, F, OuterRef, Q, QuerySet, Subquery, When
 
+from core.replica import reading_connection
 from provenance import vocabulary
 from provenance.models import Edge, Fuse, Node, Review, ReviewVerdict, Trace
 from provenance.vocabulary import BLOCKING_DECISION
@@ -66,9 +66,9 @@ def graph_rows(trace: Trace) -> list[tuple]:
     of 100 rows, 500 round trips through the driver for a 50,000-node trace.
     No column needs a converter (SQLite's is_error comes back 0/1, which every
     reader treats as a truth value)."""
-    with connection.cursor() as cursor:
+    with reading_connection().cursor() as cursor:
         cursor.execute(
-            f"SELECT {', '.join(map(connection.ops.quote_name, GRAPH_FIELDS))} FROM {Node._meta.db_table} WHERE trace_id = %s ORDER BY timestamp, id",
+            f"SELECT {', '.join(map(reading_connection().ops.quote_name, GRAPH_FIELDS))} FROM {Node._meta.db_table} WHERE trace_id = %s ORDER BY timestamp, id",
             [trace.pk],
         )
         return cursor.fetchall()
@@ -140,7 +140,7 @@ def recent_agents_and_steps(project: Project, sample: int = 5000) -> tuple[list[
 def edge_pairs(trace: Trace) -> list[tuple[str, str]]:
     """(child, parent) product ids of a trace's edges, in no particular order:
     cheaper than parents_by_child() when the order does not matter."""
-    with connection.cursor() as cursor:
+    with reading_connection().cursor() as cursor:
         cursor.execute(f"SELECT child_product_id, parent_product_id FROM {Edge._meta.db_table} WHERE trace_id = %s",
                        [trace.pk])
         return cursor.fetchall()

@@ -21,9 +21,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from django.db import connection
 from django.db.models import Count, Q
 
+from core.replica import reading_connection
 from provenance.models import DEFAULT_ENVIRONMENT, AnswerCause, FinalAnswer
 from provenance.root_causes import store
 from tenancy.models import Project
@@ -91,7 +91,7 @@ def causes(project: Project, answers: Answers) -> dict:
         answers=Count("pk"), unexplained=Count("pk", filter=Q(cause_count=0)))
     rows = AnswerCause.objects.filter(project=project).filter(answers.on_causes())
     sql, params = rows.values("agent_id", "step", "reason", "trace_key", "timestamp", "answer_id").query.sql_with_params()
-    with connection.cursor() as cursor:
+    with reading_connection().cursor() as cursor:
         # Each group's size and its newest answers, in one pass over the window's rows.
         cursor.execute(
             f"""SELECT agent_id, step, reason, trace_key, n FROM (

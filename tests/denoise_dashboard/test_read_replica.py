@@ -85,6 +85,14 @@ def read(server, key, trace_id) -> int:
                      timeout=30).status_code
 
 
+def confidences_counted(server, key) -> int:
+    """What the metrics (rollups and raw SQL, not the ORM) count on the day of the test's nodes."""
+    answer = httpx.get(f"{server.url}/api/v1/metrics/summary", headers={"Authorization": f"Bearer {key}"}, timeout=30,
+                       params={"metric": "confidence", "start": "2026-12-01T00:00:00Z", "end": "2026-12-02T00:00:00Z"})
+    assert answer.status_code == 200, answer.text
+    return answer.json()["count"]
+
+
 def on_standby(standby, trace_id) -> bool:
     return standby.sql(f"SELECT count(*) FROM provenance_trace WHERE trace_id = '{trace_id}'") == "1"
 
@@ -101,6 +109,7 @@ def test_reads_are_served_by_the_replica_and_a_writer_reads_its_own_writes(clust
             assert read(server, writer, "while-paused") == 200  # its own write: read on the primary
             assert read(server, other, "while-paused") == 404  # another client: the replica, standing still
             assert read(server, other, "before-pause") == 200
+            assert (confidences_counted(server, writer), confidences_counted(server, other)) == (2, 1)
             assert not on_standby(standby, "while-paused")
         finally:
             standby.sql("SELECT pg_wal_replay_resume()")
