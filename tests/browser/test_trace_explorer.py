@@ -87,7 +87,7 @@ def test_investigating_a_bad_answer(asgi_live_server, tenant, watched_page):
     assert row.count() == 1
     assert "reviewed incorrect" in row.inner_text()
     row.locator("text=Investigate").click()
-    page.wait_for_url("**/p/acme/traces/ticket-4711/?node=final")
+    page.wait_for_url("**/p/acme/traces/ticket-4711/?analyze=final")  # Investigate opens the analysis since 828220f
     graph_ready(page)
     page.wait_for_selector("#live-status.on")
     ids = drawn_ids(page)
