@@ -122,7 +122,7 @@ def test_queue_lag_is_the_age_of_the_oldest_waiting_task():
         client.ping()
     except redis.RedisError:
         pytest.skip("needs the Redis on this machine")
-    broker = Celery(broker=REDIS)
+    broker = Celery(broker=REDIS, set_as_current=False)
     try:
         assert lag_and_length(queue) == (0.0, 0)
         import denoise_dashboard.celery  # noqa: F401  (stamps sent_at on publish)
