@@ -29,14 +29,19 @@ def test_rounds_of_parallel_inbox_deliveries_all_succeed_first_time(project):
         Delivery(project=project, rule=destination.rule, destination=destination, target="inbox", kind="alert.test",
                  payload=f'{{"n": {i}}}', next_attempt_at="2000-01-01T00:00:00Z") for i in range(count)])
 
+    # Other tests' threads in this process (live servers) may hold connections of the same pool:
+    # what counts is that the deliveries leave none more out than there were before.
+    before = pool_stats()
+    out_before = before["pool_size"] - before.get("pool_available", 0)
+
     call_command("retry_deliveries")
 
     failed = list(DeliveryAttempt.objects.exclude(success=True).values_list("error", flat=True))
     assert failed == []
     assert Delivery.objects.filter(status="delivered").count() == count == InboxMessage.objects.count()
     stats = pool_stats()
-    # Only this thread's connection is out of the pool; none stranded in the delivery threads.
-    assert stats["pool_size"] - stats.get("pool_available", 0) <= 1, stats
+    # None stranded in the delivery threads.
+    assert stats["pool_size"] - stats.get("pool_available", 0) <= max(out_before, 1), (before, stats)
 
 
 def test_delivery_threads_are_sized_from_the_pool(settings):
