@@ -1,6 +1,12 @@
 from django.contrib import admin, messages
 
-from tenancy.models import ApiKey, Project
+from tenancy.models import ApiKey, Membership, Project
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
 
 
 class ApiKeyInline(admin.TabularInline):
@@ -15,8 +21,7 @@ class ApiKeyInline(admin.TabularInline):
 class ProjectAdmin(admin.ModelAdmin):
     list_display = ["slug", "name", "high_uncertainty_threshold", "created_at"]
     search_fields = ["slug", "name"]
-    filter_horizontal = ["members"]
-    inlines = [ApiKeyInline]
+    inlines = [MembershipInline, ApiKeyInline]
     actions = ["issue_key"]
 
     @admin.action(description="Issue a new API key (shown once)")

@@ -114,4 +114,5 @@ def test_a_fresh_database_has_the_tables_under_their_old_names(db):
     with connection.cursor() as cursor:
         tables = set(connection.introspection.table_names(cursor))
     assert set(MOVED_TABLES) <= tables
-    assert not any(table.startswith("tenancy_") for table in tables)
+    # No moved table was made again under a new name (tenancy's own new tables may be).
+    assert not {"tenancy_project", "tenancy_apikey", "tenancy_project_members", "tenancy_membership"} & tables
