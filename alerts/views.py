@@ -323,7 +323,8 @@ def silence_list(request, slug):
         until = typed["until"]
         if not until and (ahead := _minutes_ahead(typed["minutes"])):
             until = ahead.isoformat()
-        serializer = SilenceSerializer(data={"rule_id": int(typed["rule_id"]) if typed["rule_id"].isdigit() else None,
+        # As typed: the serializer names a bad one (read as "every rule", a typo silenced them all).
+        serializer = SilenceSerializer(data={"rule_id": typed["rule_id"] or None,
                                              "until": until, "reason": typed["reason"]},
                                        context={"project": project})
         if serializer.is_valid():

@@ -146,3 +146,9 @@ def test_a_mute_until_no_such_time_is_a_form_error(member, create_rule, until):
     response = member.post(f"/alerts/acme/{rule['id']}/mute/", {"until": until}, follow=True)
     assert response.status_code == 200
     assert AlertRule.objects.get(pk=rule["id"]).muted_until is None
+
+
+@pytest.mark.parametrize("rule_id", ["²", "x", "9" * 30, "-1"])
+def test_a_silence_of_a_rule_id_that_is_none_is_a_form_error_not_every_rule(member, rule_id):
+    response = member.post("/alerts/acme/silences/", {"rule_id": rule_id, "minutes": "60", "until": "", "reason": "x"})
+    assert response.status_code == 200 and not Silence.objects.exists()
