@@ -232,8 +232,8 @@ def evaluate(now: datetime) -> list[int]:
         sending = _notify(rules, events, now, silenced)
         _save_states(rules)
         AlertEvent.objects.bulk_create(events)
-        deliveries = notifications.create_deliveries(sending)
-    return [d.pk for d in deliveries]
+        delivery_ids = notifications.create_deliveries(sending)
+    return delivery_ids
 
 
 def tick(now: datetime, send=delivery.attempt_many) -> list[int]:

@@ -151,6 +151,17 @@ def rule_toggle(request, slug, rule_id):
     return redirect(rule)
 
 
+def _minutes_ahead(typed: str):
+    """Now plus that many minutes; None unless it is a plain number (str.isdigit also
+    takes "²", which int() refuses) whose end the calendar still holds."""
+    if not (typed.isascii() and typed.isdigit()):
+        return None
+    try:
+        return timezone.now() + timedelta(minutes=int(typed))
+    except OverflowError:
+        return None
+
+
 @login_required
 @require_POST
 def rule_mute(request, slug, rule_id):
@@ -161,11 +172,14 @@ def rule_mute(request, slug, rule_id):
         return redirect(rule)
     until = None
     if request.POST.get("until"):
-        until = parse_datetime(request.POST["until"])
+        try:
+            until = parse_datetime(request.POST["until"])
+        except ValueError:  # well formed, but no such time (February 30th)
+            until = None
         if until is not None and timezone.is_naive(until):
             until = timezone.make_aware(until, timezone.get_default_timezone())
-    elif request.POST.get("minutes", "").isdigit():
-        until = timezone.now() + timedelta(minutes=int(request.POST["minutes"]))
+    else:
+        until = _minutes_ahead(request.POST.get("minutes", ""))
     if until is None or until <= timezone.now():
         messages.error(request, "Mute until: give a time in the future.")
     else:
@@ -307,9 +321,10 @@ def silence_list(request, slug):
     if request.method == "POST":
         typed = {key: request.POST.get(key, "").strip() for key in typed}
         until = typed["until"]
-        if not until and typed["minutes"].isdigit():
-            until = (timezone.now() + timedelta(minutes=int(typed["minutes"]))).isoformat()
-        serializer = SilenceSerializer(data={"rule_id": int(typed["rule_id"]) if typed["rule_id"].isdigit() else None,
+        if not until and (ahead := _minutes_ahead(typed["minutes"])):
+            until = ahead.isoformat()
+        # As typed: the serializer names a bad one (read as "every rule", a typo silenced them all).
+        serializer = SilenceSerializer(data={"rule_id": typed["rule_id"] or None,
                                              "until": until, "reason": typed["reason"]},
                                        context={"project": project})
         if serializer.is_valid():

@@ -1,7 +1,7 @@
-"""The rule builder in Chromium: the filters offer the project's known values,
-a rate's threshold is a percentage (and the builder asks when a share was
-probably meant as one), the destination address says what it wants, and
-Remove is not clipped."""
+"""The rule builder in Chromium: the filters offer the project's known values
+(agents, steps, source types, rounds, models), a rate's threshold is a
+percentage (and the builder asks when a share was probably meant as one), the
+destination address says what it wants, and Remove is not clipped."""
 
 import pytest
 
@@ -15,8 +15,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def test_known_values_and_percent_thresholds(live_server, page, project, member):
     ingest_events(project, [
-        node_event("a", "t1", agent_id="retriever", step="retrieval", source_type="retrieval", round=1),
-        node_event("b", "t1", agent_id="reasoner", step="reasoning", source_type="reasoning", round=2),
+        node_event("a", "t1", agent_id="retriever", step="retrieval", source_type="retrieval", round=1,
+                   model="gpt-4o-mini"),
+        node_event("b", "t1", agent_id="reasoner", step="reasoning", source_type="reasoning", round=2,
+                   model="claude-haiku"),
+        node_event("c", "t1", agent_id="reasoner", step="reasoning", source_type="reasoning", round=2),
     ])
     problems = signed_in(page, live_server, member)
     page.goto(f"{live_server.url}/alerts/acme/new/")
@@ -26,9 +29,12 @@ def test_known_values_and_percent_thresholds(live_server, page, project, member)
     steps = page.locator("#known-step option").evaluate_all("options => options.map(o => o.value)")
     rounds = page.locator("#known-round option").evaluate_all("options => options.map(o => o.value)")
     sources = page.locator("#known-source_type option").evaluate_all("options => options.map(o => o.value)")
+    models = page.locator("#known-model option").evaluate_all("options => options.map(o => o.value)")
     assert (agents, steps, rounds, sources) == (["reasoner", "retriever"], ["reasoning", "retrieval"], ["1", "2"],
                                                 ["reasoning", "retrieval"])
+    assert models == ["claude-haiku", "gpt-4o-mini"]  # a node without a model names none
     assert row.locator("input[name=condition_agent_id]").get_attribute("list") == "known-agent_id"
+    assert row.locator("input[name=condition_model]").get_attribute("list") == "known-model"
 
     page.fill("input[name=name]", "round two fuses")
     row.locator("select[name=condition_metric]").select_option("fuse_rate")
@@ -45,6 +51,7 @@ def test_known_values_and_percent_thresholds(live_server, page, project, member)
     assert row.locator("[data-unit]").inner_text() == "" and hint.inner_text() == ""
     row.locator("select[name=condition_metric]").select_option("fuse_rate")
     row.locator("input[name=condition_round]").fill("2")
+    row.locator("input[name=condition_model]").fill("claude-haiku")
 
     remove = row.get_by_role("button", name="Remove")
     clipped = remove.evaluate("b => b.scrollWidth > b.clientWidth + 1 || b.getBoundingClientRect().right > "
@@ -61,7 +68,7 @@ def test_known_values_and_percent_thresholds(live_server, page, project, member)
     page.get_by_role("button", name="Create rule").click()
     page.wait_for_url("**/alerts/acme/*/")
     rule = AlertRule.objects.get(project=project)
-    assert rule.conditions == [{"metric": "fuse_rate", "window": "15m", "filters": {"round": 2}, "op": ">",
+    assert rule.conditions == [{"metric": "fuse_rate", "window": "15m", "filters": {"round": 2, "model": "claude-haiku"}, "op": ">",
                                 "threshold": 0.2}]
     assert [(d.kind, d.config) for d in rule.destinations.all()] == [("email", {"to": ["oncall@example.org"]})]
     assert problems == []
