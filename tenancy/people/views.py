@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from tenancy.membership import changes_need, may, project_for_user_or_404
+from tenancy.membership import article, changes_need, may, project_for_user_or_404
 from tenancy.models import ROLE_ORDER, Invitation, Membership, Role
 from tenancy.people import invitations, members, sessions
 
@@ -115,7 +115,7 @@ def revoke(request, slug, invitation_id):
 
 
 def role_words(role: str) -> str:
-    return f"{'an' if role == Role.ADMIN else 'a'} {role}"
+    return f"{article(role)} {role}"
 
 
 class NewPersonForm(UserCreationForm):
