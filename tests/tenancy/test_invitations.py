@@ -97,11 +97,12 @@ def test_an_unusable_link_says_so_and_names_no_project(admin, how):
 
 def test_another_projects_invitation_cannot_be_withdrawn_from_here(admin, make_project):
     other, _ = make_project("globex")
-    theirs = invitations.create(other, "system", "admin")
+    theirs = invitations.create(other, person(other, "admin", "gina"), "admin")
     answer = client_of(admin).post(f"/p/acme/settings/invitations/{theirs.invitation.pk}/revoke")
     assert answer.status_code == 404
     assert invitations.usable(theirs.token) == theirs.invitation
-    assert "globex" not in client_of(admin).get(MEMBERS).content.decode()
+    page = client_of(admin).get(MEMBERS).content.decode()
+    assert "globex" not in page and "gina" not in page
 
 
 def test_with_email_set_up_the_link_is_also_mailed(admin, smtp, settings):
