@@ -8,6 +8,9 @@ import pytest
 from tenancy.models import AuditEntry, Membership, Project
 from tests.support.accounts import client_of, person
 
+# The SQLite smoke path too (the role matrix covers these pages on PostgreSQL).
+pytestmark = pytest.mark.sqlite_smoke
+
 MEMBERS = "/p/acme/settings/members/"
 
 
