@@ -94,22 +94,25 @@ def refused(request, project: Project, needed: str):
     }, status=403)
 
 
-def changes_need(needed: str):
+def changes_need(needed: str, *, reading_too: bool = False):
     """For a page view under a project (`slug`): a request that changes
     something (any method but GET/HEAD/OPTIONS) needs `needed` or above,
     checked before the view reads the form; reading stays open to every
-    member. Someone outside the project gets its 404, as for reading."""
+    member unless `reading_too` (a page only admins may read). Someone
+    outside the project gets its 404, as for reading."""
 
     def decorator(view):
         @wraps(view)
         def wrapped(request, *args, **kwargs):
-            if request.method not in SAFE_METHODS:
+            if reading_too or request.method not in SAFE_METHODS:
                 project = project_for_user_or_404(request.user, kwargs["slug"])
                 if not may(request, project, needed):
                     return refused(request, project, needed)
             return view(request, *args, **kwargs)
 
         wrapped.changes_need = needed
+        if reading_too:
+            wrapped.reading_needs = needed
         return wrapped
 
     return decorator
