@@ -5,6 +5,7 @@ removes them; the last admin cannot be removed."""
 
 import pytest
 
+from tests.support.accounts import person
 from tests.support.browser import screenshot, sign_in
 
 pytestmark = pytest.mark.browser
@@ -62,4 +63,18 @@ def test_invite_join_change_role_remove_and_keep_the_last_admin(asgi_live_server
     page.wait_for_selector(".messages li:has-text('mia is the last admin of acme')")
     assert member_row(page, "mia").locator("select").input_value() == "admin"
     screenshot(page, "members-page.png")
+    assert page.problems == []
+
+
+def test_a_viewer_sees_why_the_policy_form_is_read_only(asgi_live_server, tenant, watched_page):
+    page, server = watched_page, asgi_live_server
+    project, _, _ = tenant
+    person(project, "viewer", "vic", "pw-vic-12345")
+    sign_in(page, server, "vic", "pw-vic-12345")
+    page.goto(f"{server.url}/policy/acme/")
+    note = page.locator("#policy-form .read-only-note")
+    assert note.text_content() == ("Read-only: changing this needs an editor. "
+                                   "You are a viewer in acme; ask an admin to make you an editor.")
+    assert note.is_visible() and page.locator("#save-policy").is_disabled()
+    screenshot(page, "read-only-policy.png")
     assert page.problems == []
