@@ -28,7 +28,8 @@ from alerts.tasks import send_after_commit
 from alerts.transports.inbox import verified
 from core.errors import flatten_errors
 from metrics.filter_options import filter_options
-from tenancy.membership import project_for_user_or_404
+from tenancy.membership import changes_need, project_for_user_or_404
+from tenancy.models import Role
 
 MUTE_CHOICES = [("15", "15 minutes"), ("60", "1 hour"), ("240", "4 hours"), ("1440", "1 day"), ("10080", "1 week")]
 HISTORY_SIZE = 100
@@ -98,11 +99,13 @@ def known_values(project) -> dict[str, list]:
 
 
 @login_required
+@changes_need(Role.EDITOR)
 def rule_new(request, slug):
     return _builder(request, project_for_user_or_404(request.user, slug), None)
 
 
 @login_required
+@changes_need(Role.EDITOR)
 def rule_edit(request, slug, rule_id):
     project, rule = _rule(request, slug, rule_id)
     return _builder(request, project, rule)
@@ -144,6 +147,7 @@ def history(request, slug):
 
 @login_required
 @require_POST
+@changes_need(Role.EDITOR)
 def rule_toggle(request, slug, rule_id):
     _, rule = _rule(request, slug, rule_id)
     alert_rules.set_enabled(rule, not rule.enabled)
@@ -164,6 +168,7 @@ def _minutes_ahead(typed: str):
 
 @login_required
 @require_POST
+@changes_need(Role.EDITOR)
 def rule_mute(request, slug, rule_id):
     _, rule = _rule(request, slug, rule_id)
     if request.POST.get("unmute"):
@@ -190,6 +195,7 @@ def rule_mute(request, slug, rule_id):
 
 @login_required
 @require_POST
+@changes_need(Role.EDITOR)
 def rule_test(request, slug, rule_id):
     project, rule = _rule(request, slug, rule_id)
     preview = _preview(project, {"match": rule.match, "conditions": rule.conditions})
@@ -205,6 +211,7 @@ def rule_test(request, slug, rule_id):
 
 @login_required
 @require_POST
+@changes_need(Role.EDITOR)
 def destination_test(request, slug, rule_id, destination_id):
     """One test to one destination, attempted now, so the page can say what the receiver answered."""
     project, rule = _rule(request, slug, rule_id)
@@ -227,6 +234,7 @@ def destination_test(request, slug, rule_id, destination_id):
 
 @login_required
 @require_POST
+@changes_need(Role.EDITOR)
 def rule_delete(request, slug, rule_id):
     project, rule = _rule(request, slug, rule_id)
     rule.delete()
@@ -236,6 +244,7 @@ def rule_delete(request, slug, rule_id):
 
 @login_required
 @require_POST
+@changes_need(Role.EDITOR)
 def destination_enable(request, slug, rule_id, destination_id):
     _, rule = _rule(request, slug, rule_id)
     alert_rules.enable_destination(get_object_or_404(Destination, rule=rule, pk=destination_id))
@@ -269,6 +278,7 @@ def _pretty(body: str) -> str:
 
 
 @login_required
+@changes_need(Role.EDITOR)
 def destinations(request, slug):
     """Project-wide destinations: set once, picked by any rule."""
     project = project_for_user_or_404(request.user, slug)
@@ -297,6 +307,7 @@ def _shared(request, slug, destination_id):
 
 @login_required
 @require_POST
+@changes_need(Role.EDITOR)
 def destination_delete(request, slug, destination_id):
     project, found = _shared(request, slug, destination_id)
     found.delete()
@@ -306,6 +317,7 @@ def destination_delete(request, slug, destination_id):
 
 @login_required
 @require_POST
+@changes_need(Role.EDITOR)
 def shared_destination_enable(request, slug, destination_id):
     project, found = _shared(request, slug, destination_id)
     shared_destinations.enable(found)
@@ -314,6 +326,7 @@ def shared_destination_enable(request, slug, destination_id):
 
 
 @login_required
+@changes_need(Role.EDITOR)
 def silence_list(request, slug):
     """Silences: add one (a rule or every rule, an end, a reason), end one, see the recent ones."""
     project = project_for_user_or_404(request.user, slug)
@@ -343,6 +356,7 @@ def silence_list(request, slug):
 
 @login_required
 @require_POST
+@changes_need(Role.EDITOR)
 def silence_end(request, slug, silence_id):
     project = project_for_user_or_404(request.user, slug)
     silences.end(get_object_or_404(Silence, project=project, pk=silence_id), request.user.get_username())

@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from demo.step_costs import PRICES
-from tenancy.models import ApiKey, Project, hash_api_key
+from tenancy.models import ApiKey, Membership, Project, Role, hash_api_key
 
 PROJECT_SLUG = "demo"
 PROJECT_NAME = "Demo: customer tickets"
@@ -78,7 +78,10 @@ def ensure_demo_access() -> DemoAccess:
             # The demo's fake models at list-like prices, so its steps have costs.
             project.prices = PRICES
             project.save(update_fields=["prices"])
-        project.members.add(demo)
+        # The demo person runs the demo project; a read-only colleague shows what a viewer sees.
+        Membership.objects.update_or_create(project=project, user=demo, defaults={"role": Role.ADMIN})
+        viewer = ensure_user("viewer", "viewer", superuser=False)
+        Membership.objects.get_or_create(project=project, user=viewer, defaults={"role": Role.VIEWER})
         raw = stored_key(project)
         if raw is None:
             _, raw = project.issue_api_key(KEY_NAME)

@@ -63,6 +63,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "tenancy.people.sessions.IdleSessionMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "denoise_dashboard.outage.DatabaseOutageMiddleware",
@@ -192,6 +193,9 @@ LIMITS_KEY_PREFIX = f"{REDIS_PREFIX}:limits"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+# A session ends after this many minutes without a request (tenancy/people/sessions.py).
+SESSION_IDLE_MINUTES = envint("SESSION_IDLE_MINUTES", 120, minimum=1)
+SESSION_COOKIE_AGE = SESSION_IDLE_MINUTES * 60
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
@@ -348,6 +352,8 @@ ALERT_SMTP = {
     "use_tls": envbool("EMAIL_USE_TLS", False),
 }
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "denoise@localhost")
+# Invitation links are also mailed (to the address the admin gives) when an SMTP server is named.
+INVITATION_EMAIL = bool(envstr("EMAIL_HOST", ""))
 # Where PagerDuty destinations post their events (the operator's choice, so not
 # held to the private-address guard).
 PAGERDUTY_EVENTS_URL = envurl("PAGERDUTY_EVENTS_URL", "https://events.pagerduty.com/v2/enqueue")

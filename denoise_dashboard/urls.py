@@ -22,6 +22,7 @@ urlpatterns = [
     path("metrics/", include("metrics.urls")),
     path("alerts/", include("alerts.urls")),
     path("policy/", include("policy.urls")),
+    path("", include("tenancy.people.urls")),
     path("", include("evals.urls")),
     path("", include("provenance.urls")),
 ]

@@ -17,7 +17,8 @@ from evals.from_trace import add_from_trace
 from evals.models import Dataset, Run, RunStatus
 from evals.validation import Invalid
 from provenance.models import Trace
-from tenancy.membership import project_for_user_or_404
+from tenancy.membership import changes_need, project_for_user_or_404
+from tenancy.models import Role
 
 PAGE_SIZE = 50
 RESULTS_PAGE_SIZE = 100
@@ -48,6 +49,7 @@ def _api_base(request) -> str:
 
 
 @login_required
+@changes_need(Role.EDITOR)
 def dataset_list(request, slug):
     project = project_for_user_or_404(request.user, slug)
     if request.method == "POST":
@@ -128,6 +130,7 @@ def dataset_export(request, slug, name):
 
 @require_POST
 @login_required
+@changes_need(Role.EDITOR)
 def dataset_import(request, slug, name):
     _, dataset = _dataset(request, slug, name)
     upload = request.FILES.get("file")
@@ -151,6 +154,7 @@ def dataset_import(request, slug, name):
 
 @require_POST
 @login_required
+@changes_need(Role.EDITOR)
 def dataset_rollback(request, slug, name):
     _, dataset = _dataset(request, slug, name)
     raw = request.POST.get("version", "")
@@ -267,6 +271,7 @@ def run_compare(request, slug, run_id):
 
 @require_POST
 @login_required
+@changes_need(Role.EDITOR)
 def truth_from_trace(request, slug):
     project = project_for_user_or_404(request.user, slug)
     trace = get_object_or_404(Trace, project=project, trace_id=request.POST.get("trace_id", ""))

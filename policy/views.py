@@ -14,7 +14,8 @@ from policy.document import PolicyError, diff, parse_document
 from policy.models import PolicySource
 from provenance.explorer.pages import trace_url
 from provenance.models import Escalation, ReviewVerdict
-from tenancy.membership import project_for_user_or_404
+from tenancy.membership import changes_need, project_for_user_or_404
+from tenancy.models import Role
 
 
 def person(request) -> str:
@@ -26,6 +27,7 @@ def version_param(value) -> int | None:
 
 
 @login_required
+@changes_need(Role.EDITOR)
 def policy_page(request, slug):
     project = project_for_user_or_404(request.user, slug)
     errors, note = {}, ""
@@ -73,6 +75,7 @@ def compare_versions(project, query, current: store.Policy, history: list[store.
 
 @login_required
 @require_POST
+@changes_need(Role.EDITOR)
 def rollback(request, slug):
     project = project_for_user_or_404(request.user, slug)
     try:
@@ -91,6 +94,7 @@ OBJECTIVE_FIELDS = ("objective", "cost_miss", "cost_review", "budget")
 
 @login_required
 @require_POST
+@changes_need(Role.EDITOR)
 def apply_threshold(request, slug):
     """From the Calibration page, in two steps: first the price of the
     suggested block threshold on the same reviews (nothing written), then,
@@ -148,6 +152,7 @@ def inbox_page(request, slug):
 
 @login_required
 @require_POST
+@changes_need(Role.EDITOR)
 def give_verdict(request, slug, escalation_id):
     project = project_for_user_or_404(request.user, slug)
     escalation = get_object_or_404(Escalation.objects.select_related("trace"), project=project, pk=escalation_id)

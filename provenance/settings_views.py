@@ -2,7 +2,7 @@
 with a preview of what the retention job would do today, and its past runs;
 the price table, in a form of its own.
 
-Project admins (staff and superusers) change them; other members see them.
+A project's admins change them (tenancy/membership.py); every other member reads them.
 The same validation as `PATCH /api/v1/project` (`provenance.project_settings`).
 """
 
@@ -14,19 +14,17 @@ from provenance import project_settings
 from provenance.forms import PriceRows, ProjectSettingsForm
 from provenance.models import RetentionRun
 from provenance.retention import job
-from tenancy.membership import project_for_user_or_404
+from tenancy.membership import changes_need, may, project_for_user_or_404
+from tenancy.models import Role
 
 RUNS_SHOWN = 20
 
 
-def can_change_settings(user) -> bool:
-    return user.is_staff or user.is_superuser
-
-
 @login_required
+@changes_need(Role.ADMIN)
 def settings_page(request, slug):
     project = project_for_user_or_404(request.user, slug)
-    may_change = can_change_settings(request.user)
+    may_change = may(request, project, Role.ADMIN)
     posted = request.POST if request.method == "POST" and may_change else None
     prices = PriceRows(project.prices, posted if posted and "save_prices" in posted else None,
                        new_model=request.GET.get("model", "")[:255])

@@ -7,13 +7,12 @@ import socket
 import uuid
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.test import APIClient
 
 from denoise_dashboard import outage
 from tenancy.models import Project
-from tests.support.accounts import MEMBER_PASSWORD, MEMBER_USERNAME
+from tests.support.accounts import MEMBER_PASSWORD, MEMBER_USERNAME, person
 from tests.support.alerts import SECRET
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.receiver import pagerduty_problems, running, slack_problems, smtp_server
@@ -89,13 +88,17 @@ def other_api(make_project):
 
 
 @pytest.fixture
-def member_user(project, settings):
+def member_role():
+    """The role `member_user` has: a module whose tests change things gives its own."""
+    return "viewer"
+
+
+@pytest.fixture
+def member_user(project, settings, member_role):
     """A user of `project` who can also sign in through the login form."""
     # A fast hasher: the default one is slow on purpose.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    user = get_user_model().objects.create_user(MEMBER_USERNAME, password=MEMBER_PASSWORD)
-    project.members.add(user)
-    return user
+    return person(project, member_role, MEMBER_USERNAME, MEMBER_PASSWORD)
 
 
 @pytest.fixture

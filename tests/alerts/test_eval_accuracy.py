@@ -13,6 +13,12 @@ from tests.support.evals import number_items
 
 
 @pytest.fixture
+def member_role():
+    """These tests change things from the pages: an editor may."""
+    return "editor"
+
+
+@pytest.fixture
 def finished_run(api):
     def make(results: dict, minute: float) -> dict:
         run_id = api.post("/api/v1/runs", {"dataset": "ticket-stats"}, format="json").json()["id"]

@@ -4,12 +4,20 @@ builder (errors, preview, save), rule page actions, history with trace links."""
 import re
 from datetime import timedelta
 
+import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from alerts.models import AlertRule
 from tests.support.alerts import SECRET
 from tests.support.events import node_event
+
+
+@pytest.fixture
+def member_role():
+    """These tests change things from the pages: an editor may."""
+    return "editor"
+
 
 FUSE_RULE = [{"metric": "fuse_rate", "window": "15m", "op": ">", "threshold": 0.2}]
 

@@ -11,6 +11,13 @@ from alerts.models import Delivery
 from tests.support.alerts import SECRET, at_minute
 from tests.support.events import node_event
 
+
+@pytest.fixture
+def member_role():
+    """These tests change things from the pages: an editor may."""
+    return "editor"
+
+
 FUSED = {"fuse": {"decision": "block", "reason": "low"}}
 RULE = [{"metric": "fuse_rate", "window": "5m", "op": ">", "threshold": 0.2}]
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from django.contrib.auth import get_user_model
 
+from tests.support.accounts import person
 from tests.support.serving import REPO, database_url, free_port, wait_until_serving
 
 
@@ -59,14 +59,19 @@ def asgi_live_server(django_db_setup, django_db_blocker, tmp_path_factory):
 
 
 @pytest.fixture
-def tenant(transactional_db):
+def tenant_role():
+    """The role of the tenant's member: a module whose tests change things gives its own."""
+    return "viewer"
+
+
+@pytest.fixture
+def tenant(transactional_db, tenant_role):
     """A project with an API key and a member who can sign in."""
     from tenancy.models import Project
 
     project = Project.objects.create(slug="acme", name="Acme support")
     _, key = project.issue_api_key()
-    user = get_user_model().objects.create_user("mia", password="pw-mia-12345")
-    project.members.add(user)
+    user = person(project, tenant_role, "mia", "pw-mia-12345")
     return project, key, user
 
 

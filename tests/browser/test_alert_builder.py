@@ -10,6 +10,13 @@ from provenance.ingest.write import ingest_events
 from tests.support.browser import signed_in
 from tests.support.events import node_event
 
+
+@pytest.fixture
+def member_role():
+    """These tests change things from the pages: an editor may."""
+    return "editor"
+
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 

@@ -13,6 +13,13 @@ from tests.support.alerts import SECRET
 from tests.support.browser import signed_in
 from tests.support.events import node_event
 
+
+@pytest.fixture
+def member_role():
+    """These tests change things from the pages: an editor may."""
+    return "editor"
+
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 

@@ -18,6 +18,13 @@ from metrics.rollups.refresh import refresh_rollups
 from provenance.ingest.write import ingest_events
 from tests.support.browser import signed_in
 
+
+@pytest.fixture
+def member_role():
+    """These tests change things from the pages: an editor may."""
+    return "editor"
+
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 AGENTS = [f"agent_with_a_rather_long_name_{i:02d}" for i in range(14)]

@@ -12,6 +12,13 @@ from tests.policy.calibration_data import reviewed_nodes
 from tests.support.browser import screenshot, signed_in
 from tests.support.events import node_event
 
+
+@pytest.fixture
+def member_role():
+    """These tests change things from the pages: an editor may."""
+    return "editor"
+
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 RANGE = "range=24h"

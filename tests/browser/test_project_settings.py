@@ -4,6 +4,7 @@ it, and after the job the trace page marks the summarized node."""
 import pytest
 from django.core.management import call_command
 
+from tenancy.models import Membership
 from tests.support.browser import screenshot, sign_in
 from tests.support.events import node_event
 
@@ -15,8 +16,7 @@ LONG = "A retrieved passage that nobody needs in full once it is a week old. " *
 def test_an_admin_previews_saves_and_sees_the_summary_mark(asgi_live_server, tenant, watched_page):
     page, live_server = watched_page, asgi_live_server
     _, key, user = tenant
-    user.is_staff = True
-    user.save()
+    Membership.objects.filter(user=user).update(role="admin")
     live_server.ingest(key, node_event("frag", "t-tier", confidence=0.95, content=LONG),
            node_event("weak", "t-tier", confidence=0.3, content=LONG, seconds=1),
            node_event("answer", "t-tier", confidence=0.9, parents=["frag"], content=LONG, seconds=2,
@@ -63,4 +63,6 @@ def test_a_member_who_is_not_an_admin_sees_but_cannot_change(asgi_live_server, t
     page.goto(f"{asgi_live_server.url}/p/acme/settings/")
     assert page.locator("#id_full_content_days").is_disabled()
     assert page.locator("#save-settings").count() == 0
+    assert "You are a viewer in acme; ask an admin to make you an admin." in page.locator(
+        "#settings-form .read-only-note").text_content()
     assert page.problems == []

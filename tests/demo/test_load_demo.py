@@ -20,6 +20,7 @@ from rest_framework.test import APIClient
 
 from demo import planted_faults
 from provenance.models import Node, Review, Trace
+from tenancy.membership import role_of
 from tenancy.models import Project
 from tests.denoiseflow.servers import closed_port
 
@@ -87,7 +88,8 @@ def test_the_demo_users_can_log_in_and_see_the_demo_project(loaded, db):
 
     demo = get_user_model().objects.get(username="demo")
     assert not demo.is_staff and not demo.is_superuser
-    assert Project.objects.get(slug="demo").members.filter(pk=demo.pk).exists()
+    assert role_of(demo, Project.objects.get(slug="demo")) == "admin"
+    assert role_of(get_user_model().objects.get(username="viewer"), Project.objects.get(slug="demo")) == "viewer"
     assert get_user_model().objects.get(username="admin").is_superuser
     assert Client().login(username="demo", password="demo")
 

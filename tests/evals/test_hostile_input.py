@@ -6,6 +6,12 @@ from tests.support.evals import number_items
 
 
 @pytest.fixture
+def member_role():
+    """These tests change things from the pages: an editor may."""
+    return "editor"
+
+
+@pytest.fixture
 def seeded(api, dataset, run):
     dataset("ds", number_items(2))
     return run("ds", {"q-1": 10}, finish=False)

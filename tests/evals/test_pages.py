@@ -1,9 +1,17 @@
 """The evaluation pages as a project member sees them."""
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from tests.support.evals import number_items
 from tests.support.events import node_event
+
+
+@pytest.fixture
+def member_role():
+    """These tests change things from the pages: an editor may."""
+    return "editor"
+
 
 XSS = '<script>alert("x")</script>'
 

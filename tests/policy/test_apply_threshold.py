@@ -5,9 +5,18 @@ needed)."""
 
 import re
 
+import pytest
+
 from policy.suggestion import MIN_REVIEWS
 from tests.policy.calibration_data import reviewed_nodes
 from tests.support.events import BASE_TIME
+
+
+@pytest.fixture
+def member_role():
+    """These tests change things from the pages: an editor may."""
+    return "editor"
+
 
 RANGE = {"start": (BASE_TIME.replace(hour=0)).strftime("%Y-%m-%dT%H:%M:%S"),
          "end": (BASE_TIME.replace(hour=23)).strftime("%Y-%m-%dT%H:%M:%S")}

@@ -4,8 +4,17 @@ and counts on Calibration; the navigation shows how many are open."""
 
 from datetime import timedelta
 
+import pytest
+
 from provenance.models import Escalation, Review
 from tests.support.events import BASE_TIME, fuse_event, node_event
+
+
+@pytest.fixture
+def member_role():
+    """These tests change things from the pages: an editor may."""
+    return "editor"
+
 
 INBOX = "/policy/acme/inbox/"
 

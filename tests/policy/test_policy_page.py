@@ -3,6 +3,13 @@ with who changed what, a diff between two versions, rollback."""
 
 import pytest
 
+
+@pytest.fixture
+def member_role():
+    """These tests change things from the pages: an editor may."""
+    return "editor"
+
+
 DEFAULT = {"accept": 0.8, "block": 0.5, "by_agent_type": {}, "by_step": {}, "max_rounds": 5, "max_retries": 2,
            "escalate_after": 3}
 URL = "/policy/acme/"

@@ -14,6 +14,13 @@ import pytest
 from tests.policy.calibration_data import reviewed_nodes
 from tests.support.events import BASE_TIME, node_event, review_event
 
+
+@pytest.fixture
+def member_role():
+    """These tests change things from the pages: an editor may."""
+    return "editor"
+
+
 START, END = BASE_TIME.replace(hour=0), BASE_TIME.replace(hour=23)
 RANGE = {"start": START.strftime("%Y-%m-%dT%H:%M:%S"), "end": END.strftime("%Y-%m-%dT%H:%M:%S")}
 DAYS = (END - START).total_seconds() / 86400

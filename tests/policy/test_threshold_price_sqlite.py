@@ -9,6 +9,13 @@ from tests.policy.calibration_data import reviewed_nodes
 from tests.policy.test_threshold_price import APPLY, RANGE, block_of, price, raw, shown, thresholds
 from tests.support.events import fuse_event, node_event
 
+
+@pytest.fixture
+def member_role():
+    """These tests change things from the pages: an editor may."""
+    return "editor"
+
+
 pytestmark = [pytest.mark.sqlite_smoke, pytest.mark.django_db]
 
 

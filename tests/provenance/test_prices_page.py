@@ -4,7 +4,8 @@ changed; an unpriced model's link opens the page with its row ready."""
 
 import pytest
 
-from tenancy.models import Project
+from tenancy.models import Membership, Project
+from tests.support.accounts import client_of
 
 pytestmark = [pytest.mark.django_db, pytest.mark.sqlite_smoke]
 
@@ -12,10 +13,9 @@ URL = "/p/acme/settings/"
 
 
 @pytest.fixture
-def admin(member, member_user):
-    member_user.is_staff = True
-    member_user.save()
-    return member
+def admin(member_user):
+    Membership.objects.filter(user=member_user).update(role="admin")
+    return client_of(member_user)
 
 
 def rows(*entries):
@@ -60,8 +60,10 @@ def test_a_models_link_opens_the_page_with_its_row_ready(admin):
     assert 'name="price-0-model" value="claude-3-haiku"' in page
 
 
+@pytest.mark.parametrize("member_role", ["viewer", "editor"])
 def test_a_member_who_is_not_an_admin_cannot_change_prices(member, project):
-    member.post(URL, rows(("m", "1", "1")))
+    refused = member.post(URL, rows(("m", "1", "1")))
+    assert refused.status_code == 403 and "ask an admin to make you an admin" in refused.content.decode()
     project.refresh_from_db()
     assert project.prices == {}
 

@@ -91,7 +91,7 @@ class Command(BaseCommand):
             f"Demo project '{access.project.slug}': {filled.tickets} new tickets ({filled.skipped} already there), "
             f"{stats['sent']} events sent through the SDK, {rules}, in {seconds:.1f} s.\n"
             f"  Dashboard:  {site}/\n"
-            f"  Log in:     demo / demo   (admin / admin for {site}/admin/)\n"
+            f"  Log in:     demo / demo (the project's admin; viewer / viewer reads only; admin / admin for {site}/admin/)\n"
             f"  API key:    {access.api_key}\n"
             f"  Bad answer: {site}{bad}\n"
             f"  Live traffic: python manage.py demo_traffic --minutes 30 --rate 6"
