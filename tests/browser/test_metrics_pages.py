@@ -110,7 +110,9 @@ def test_drift_on_demo_like_data_flags_the_planted_shift_and_says_its_baseline(l
     assert page.locator("[data-baseline=earliest]").is_visible()
     assert page.locator(".js-plotly-plot").count() == 3
 
-    empty = (start - timedelta(days=5)).strftime("%Y-%m-%dT%H:%M:%S")
+    # From the day's first hour to its last: a run between 00:00 and 01:00 UTC once asked for
+    # a baseline from 23:00 to 23:00 (start is 49 hours before the hour), which is a 400.
+    empty = (start - timedelta(days=5)).replace(hour=0).strftime("%Y-%m-%dT%H:%M:%S")
     page.goto(f"{live_server.url}/metrics/acme/drift/?baseline_start={empty}&baseline_end={empty[:-8]}23:00:00")
     page.wait_for_selector("#metrics-root[data-state=ready]")
     message = page.locator("#drift-verdict [data-verdict=no_baseline]")
