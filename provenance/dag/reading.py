@@ -10,7 +10,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, 
 from core.timestamps import utc_iso
 from provenance import vocabulary
 from provenance.models import Edge, Escalation, Fuse, Node, Review, Trace, content_tier
-from provenance.vocabulary import FUSED, decision_name
+from provenance.vocabulary import FUSED, UNCERTAIN_TRACE, decision_name
 from tenancy.models import Project
 
 
@@ -44,7 +44,7 @@ def traces(project: Project, filters: TraceFilters) -> QuerySet:
     fused = Exists(nodes.filter(FUSED.q()))
     if filters.has_fused is not None:
         qs = qs.filter(fused) if filters.has_fused else qs.exclude(fused)
-    low = Q(min_confidence__lt=project.high_uncertainty_threshold)
+    low = UNCERTAIN_TRACE.q(threshold=project.high_uncertainty_threshold)
     if filters.has_low_confidence is not None:
         qs = qs.filter(low) if filters.has_low_confidence else qs.exclude(low)
     if filters.verdict:
@@ -66,6 +66,13 @@ def fused_counts(traces: list[Trace]) -> dict[int, int]:
         .annotate(n=Count("pk"))
         .values_list("trace", "n")
     )
+
+
+def fused_count(fuse_states) -> int:
+    """`fused_counts` over fuse states already read: the trace page's live
+    header reads every node of its trace anyway (its query count is pinned)."""
+    fused = FUSED.function("fuse_state")
+    return sum(1 for state in fuse_states if fused(state))
 
 
 def with_fused_counts(page: list[Trace]) -> list[Trace]:
