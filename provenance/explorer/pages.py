@@ -18,8 +18,6 @@ from provenance.dag import reading, walks
 from provenance.explorer import colors, folding, reads
 from provenance.explorer.layout import arranged, layered
 from provenance.explorer.layout import depths as layout_depths
-from provenance.ingest.json_limits import clip_depth
-from provenance.ingest.validation import MAX_DEPTH
 from provenance.models import Node, Trace
 from provenance.vocabulary import ANOMALOUS, FINAL_ANSWER, FUSED, FuseDecision, decision_name, pick_final_answer
 from tenancy.models import Project
@@ -422,7 +420,6 @@ def node_detail(project: Project, node: Node) -> dict:
         "source_type": node.source_type,
         "confidence": node.confidence,
         "confidence_raw": node.confidence_raw,
-        "confidence_scale": node.confidence_scale,
         "confidence_color": colors.confidence_color(node.confidence),
         "fused": node.fused,
         "fuse_decision": decision_name(node.fuse_state),
@@ -437,15 +434,7 @@ def node_detail(project: Project, node: Node) -> dict:
         "usage": reading.usage_of(node.input_tokens, node.output_tokens),
         "cost_usd": node.cost_usd,
         "is_final": is_final,
-        "content": node.content,
-        "raw_input": node.raw_input,
-        "content_tier": node.content_tier,
-        "content_sha256": node.content_sha256,
-        "raw_input_sha256": node.raw_input_sha256,
-        "metrics": clip_depth(node.metrics, MAX_DEPTH),
-        "metadata": clip_depth(node.metadata, MAX_DEPTH),
-        "fuses": [reading.fuse_summary(fuse) for fuse in reading.fuses_of(node)],
-        "escalations": [reading.escalation_summary(e) for e in reading.escalations_of(node)],
+        **reading.node_in_full(node),
         "reviews": [
             {"verdict": review.verdict, "comment": review.comment, "on_trace": not review.product_id,
              "timestamp": utc_iso(review.timestamp)}
