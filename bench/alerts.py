@@ -62,7 +62,7 @@ def generate(project_pk: int, nodes: int, days: float, now, agents: list[str] = 
         cursor.execute("SELECT setseed(0.3)")
         cursor.execute(
             "INSERT INTO provenance_trace (project_id, trace_id, created_at, started_at, ended_at, node_count, "
-            "error_count) SELECT %(p)s, 't' || t, %(now)s, ts, ts, 10, 0 FROM ("
+            "error_count, environment) SELECT %(p)s, 't' || t, %(now)s, ts, ts, 10, 0, 'production' FROM ("
             "  SELECT t, %(now)s - make_interval(secs => (%(traces)s - t) * %(span)s / %(traces)s) AS ts "
             "  FROM generate_series(0, %(traces)s - 1) t) x",
             {"p": project_pk, "now": now, "traces": traces, "span": span},
@@ -70,12 +70,12 @@ def generate(project_pk: int, nodes: int, days: float, now, agents: list[str] = 
         cursor.execute(
             "INSERT INTO provenance_node (project_id, trace_id, product_id, event_id, agent_id, step, source_type, "
             "content, raw_input, confidence, confidence_raw, confidence_scale, round, is_error, fuse_state, metrics, "
-            "metadata, timestamp, received_at, retry_of) "
+            "metadata, timestamp, received_at, retry_of, model) "
             "SELECT %(p)s, tr.id, 'n' || i, 'e' || i, "
             f"({sql_array(agents)})[1 + (i * 7 + i / 10) %% {len(agents)}], "
             f"({sql_array(STEPS)})[1 + i %% {len(STEPS)}], ({sql_array(SOURCES)})[1 + i %% {len(SOURCES)}], "
             "'', '', CASE WHEN r < 0.1 THEN NULL ELSE r END, NULL, 1.0, NULL, random() < 0.03, "
-            "CASE WHEN random() < 0.05 THEN 3 ELSE 0 END, '{}'::jsonb, '{}'::jsonb, ts, ts, '' "
+            "CASE WHEN random() < 0.05 THEN 3 ELSE 0 END, '{}'::jsonb, '{}'::jsonb, ts, ts, '', '' "
             "FROM (SELECT i, random() AS r, "
             "      %(now)s - make_interval(secs => (%(nodes)s - i) * %(span)s / %(nodes)s) AS ts "
             "      FROM generate_series(0, %(nodes)s - 1) i) g "
