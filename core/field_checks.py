@@ -21,11 +21,7 @@ def number_problem(value, low: float, high: float, *, below: str, above: str | N
     """`value` as a finite JSON number (not a bool) within [low, high]."""
     if not is_finite_number(value):
         return not_a_number
-    if value < low:
-        return below.format(value=value)
-    if value > high:
-        return (above or below).format(value=value)
-    return None
+    return _outside(value, low, high, below, above)
 
 
 def count_problem(value, low: int, high: int, *, not_an_integer: str, below: str,
@@ -33,6 +29,10 @@ def count_problem(value, low: int, high: int, *, not_an_integer: str, below: str
     """`value` as a JSON integer (not a bool, not 2.0) within [low, high]."""
     if isinstance(value, bool) or not isinstance(value, int):
         return not_an_integer
+    return _outside(value, low, high, below, above)
+
+
+def _outside(value, low, high, below: str, above: str | None) -> str | None:
     if value < low:
         return below.format(value=value)
     if value > high:
