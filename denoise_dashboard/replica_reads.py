@@ -46,14 +46,20 @@ def replica_configured() -> bool:
     return REPLICA in settings.DATABASES
 
 
+def still_stands(state: ReplicaState) -> bool:
+    """The last measure is recent enough to go by: CHECK_EVERY, or
+    UNREACHABLE_BACKOFF when the replica could not be reached (no lag known)."""
+    unreachable = not state.usable and state.lag is None
+    return time.monotonic() - state.checked_at < (UNREACHABLE_BACKOFF if unreachable else CHECK_EVERY)
+
+
 def replica_usable(*, recheck: bool = False) -> bool:
     global _state
-    now = time.monotonic()
-    age = now - _state.checked_at
-    if not recheck and (age < CHECK_EVERY or (not _state.usable and _state.lag is None and age < UNREACHABLE_BACKOFF)):
+    if not recheck and still_stands(_state):
         return _state.usable
     with _lock:
-        if not recheck and time.monotonic() - _state.checked_at < CHECK_EVERY:
+        # Another thread may have measured while this one waited.
+        if not recheck and still_stands(_state):
             return _state.usable
         _state = measure()
     return _state.usable

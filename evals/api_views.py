@@ -17,8 +17,8 @@ from rest_framework.views import APIView
 
 from core.errors import error_response, json_errors
 from core.openapi import array, ref
+from evals import api_json, comparison, datasets, drift, jsonl, runs, validation
 from evals import api_shapes as shapes
-from evals import comparison, datasets, drift, jsonl, runs, validation
 from evals.models import Dataset, Run
 from evals.validation import Invalid
 
@@ -102,7 +102,7 @@ class DatasetListView(EvalApiView):
                   responses={200: array(shapes.DATASET_LISTED)})
     def get(self, request):
         found, headers = page(request, Dataset.objects.filter(project=request.user.project).order_by("name"))
-        return Response(datasets.listing(found), headers=headers)
+        return Response(api_json.datasets_json(found), headers=headers)
 
     @evals_schema("datasets_create", "Create a truth set", request={"application/json": shapes.DATASET_CREATE},
                   responses={201: shapes.DATASET, 409: CONFLICT})
@@ -113,7 +113,7 @@ class DatasetListView(EvalApiView):
         name = validation.dataset_name(data.get("name"))
         description = validation.text(data.get("description"), "description")
         dataset = datasets.create_dataset(request.user.project, name, description)
-        return Response(datasets.dataset_json(dataset, 0), status=status.HTTP_201_CREATED)
+        return Response(api_json.dataset_json(dataset, 0), status=status.HTTP_201_CREATED)
 
 
 class DatasetDetailView(EvalApiView):
@@ -125,12 +125,12 @@ class DatasetDetailView(EvalApiView):
         version = int_param(request, "version", dataset.version)
         if version > dataset.version:
             return not_found(f"version {version} of {name!r} (the newest is {dataset.version})")
-        items = [datasets.item_json(row) for row in datasets.items_at(dataset, version).order_by("item_id")]
+        items = [api_json.item_json(row) for row in datasets.items_at(dataset, version).order_by("item_id")]
         if request.accepted_renderer.format == "jsonl":
             response = Response(items)
             response["Content-Disposition"] = f'attachment; filename="{dataset.name}-v{version}.jsonl"'
             return response
-        return Response({**datasets.dataset_json(dataset, len(items)), "version": version,
+        return Response({**api_json.dataset_json(dataset, len(items)), "version": version,
                          "newest_version": dataset.version, "items": items})
 
 
@@ -216,7 +216,7 @@ class RunListView(EvalApiView):
             queryset = Run.objects.filter(project=request.user.project).select_related("dataset").order_by(
                 "-created_at", "-pk")
         found, headers = page(request, queryset)
-        return Response(runs.listing(found), headers=headers)
+        return Response(api_json.runs_json(found), headers=headers)
 
     @evals_schema("runs_create", "Open a run over a truth set version", request={"application/json": shapes.RUN_CREATE},
                   responses={201: shapes.RUN})
@@ -236,14 +236,14 @@ class RunListView(EvalApiView):
             raise Invalid("metadata", "must be an object")
         run = runs.open_run(request.user.project, dataset, version, validation.text(data.get("name"), "name", 200),
                             validation.finite_json(metadata, "metadata"))
-        return Response(runs.run_json(run), status=status.HTTP_201_CREATED)
+        return Response(api_json.run_json(run), status=status.HTTP_201_CREATED)
 
 
 def summary_response(run: Run) -> HttpResponse:
     """The summary written by orjson around the stored JSON text of every
     expected and actual value: a 10,000-result run is answered without
     decoding and re-encoding 20,000 JSON values."""
-    body = orjson.dumps(runs.summary(run, raw=True), option=orjson.OPT_UTC_Z)
+    body = orjson.dumps(api_json.summary_json(run, raw=True), option=orjson.OPT_UTC_Z)
     return HttpResponse(body, content_type="application/json")
 
 

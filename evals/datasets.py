@@ -71,19 +71,6 @@ def in_version_sql(alias: str) -> str:
     return f"{alias}.dataset_id = %s AND {alias}.since <= %s AND ({alias}.until IS NULL OR {alias}.until > %s)"
 
 
-def item_json(row: Item) -> dict:
-    return {"id": row.item_id, "input": row.input, "expected": row.expected, "kind": row.kind, "tags": row.tags,
-            "origin": row.origin, "tolerance": row.tolerance, "drifted": row.drifted}
-
-
-def dataset_json(dataset: Dataset, item_count: int | None = None) -> dict:
-    data = {"name": dataset.name, "description": dataset.description, "version": dataset.version,
-            "created_at": dataset.created_at, "updated_at": dataset.updated_at}
-    if item_count is not None:
-        data["item_count"] = item_count
-    return data
-
-
 def _content(values: dict) -> str:
     return json.dumps([values[f] for f in CONTENT_FIELDS], sort_keys=True, separators=(",", ":"))
 
@@ -172,8 +159,8 @@ def version_changes(dataset: Dataset, limit: int = 100) -> list[DatasetVersion]:
     return list(DatasetVersion.objects.filter(dataset=dataset).order_by("-number")[:limit])
 
 
-def listing(datasets: list[Dataset]) -> list[dict]:
-    """Datasets with their newest version's item count and drifted count: two queries for a page."""
+def newest_counts(datasets: list[Dataset]) -> dict[int, tuple[int, int]]:
+    """Dataset pk -> (its newest version's item count, drifted count): two queries for a page."""
     counts = {
         (dataset_id, number): count
         for dataset_id, number, count in DatasetVersion.objects.filter(
@@ -184,7 +171,4 @@ def listing(datasets: list[Dataset]) -> list[dict]:
         Item.objects.filter(dataset__in=datasets, until__isnull=True, drifted=True)
         .values("dataset").annotate(n=Count("pk")).values_list("dataset", "n")
     )
-    return [
-        {**dataset_json(d, counts.get((d.pk, d.version), 0)), "drifted_count": drifted.get(d.pk, 0)}
-        for d in datasets
-    ]
+    return {d.pk: (counts.get((d.pk, d.version), 0), drifted.get(d.pk, 0)) for d in datasets}

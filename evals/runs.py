@@ -153,16 +153,6 @@ def ratio(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def run_json(run: Run, totals: dict | None = None) -> dict:
-    """A run's identity and, given its totals, its headline figures."""
-    data = {"id": run.pk, "dataset": run.dataset.name, "dataset_version": run.dataset_version, "name": run.name,
-            "status": run.status, "metadata": run.metadata, "created_at": run.created_at,
-            "finished_at": run.finished_at}
-    if totals is not None:
-        data.update(totals)
-    return data
-
-
 def totals(run: Run, total: int) -> dict:
     """The run's counts and rates, aggregated in the database."""
     found = run.results.aggregate(
@@ -202,8 +192,9 @@ WHERE {in_version_sql("i")}
 
 
 def summary(run: Run, *, raw: bool = False) -> dict:
-    """`GET /api/v1/runs/{id}`: figures, per-tag accuracy, every result with
-    its expected value and trace, the missing and the drifted items. With
+    """What `GET /api/v1/runs/{id}` shows beside the run (evals.api_json):
+    `figures`, per-tag accuracy, every result with its expected value and
+    trace, the missing and the drifted items. With
     `raw`, expected and actual values stay JSON text (orjson fragments) for an
     answer written straight out with orjson."""
     decode = orjson.Fragment if raw else orjson.loads
@@ -244,7 +235,7 @@ def summary(run: Run, *, raw: bool = False) -> dict:
         result["cost_usd"] = found.cost_usd if found else None
     figures.update(costs.trade_off(traces, passed, latencies))
     return {
-        **run_json(run, figures),
+        "figures": figures,
         "by_tag": {tag: {"total": total, "passed": ok, "accuracy": ratio(ok, total)}
                    for tag, (total, ok) in sorted(by_tag.items())},
         "results": listed,
@@ -263,8 +254,8 @@ def previous_finished(run: Run) -> Run | None:
             .order_by("-created_at", "-pk").first())
 
 
-def listing(runs: list[Run]) -> list[dict]:
-    """Runs with their figures: two queries for a page of runs, whatever its length."""
+def figures_of(runs: list[Run]) -> dict[int, dict]:
+    """Run pk -> its figures: two queries for a page of runs, whatever its length."""
     found = {
         row["run"]: row
         for row in Result.objects.filter(run__in=runs).values("run").annotate(
@@ -278,13 +269,12 @@ def listing(runs: list[Run]) -> list[dict]:
             dataset__in={r.dataset_id for r in runs}, number__in={r.dataset_version for r in runs}
         ).values_list("dataset_id", "number", "item_count")
     }
-    listed = []
+    figures = {}
     for run in runs:
         row = found.get(run.pk, {"judged": 0, "passed": 0, "escalated": 0, "mean_latency_ms": None})
-        figures = _figures(sizes.get((run.dataset_id, run.dataset_version), 0), row["judged"], row["passed"],
-                           row["escalated"], row["mean_latency_ms"])
-        listed.append(run_json(run, figures))
-    return listed
+        figures[run.pk] = _figures(sizes.get((run.dataset_id, run.dataset_version), 0), row["judged"],
+                                   row["passed"], row["escalated"], row["mean_latency_ms"])
+    return figures
 
 
 def finished_accuracies(project, dataset_name: str, as_of=None, count: int = 2) -> list[float | None]:
@@ -294,7 +284,8 @@ def finished_accuracies(project, dataset_name: str, as_of=None, count: int = 2) 
     if as_of is not None:
         found = found.filter(finished_at__lte=as_of)
     newest = list(found.select_related("dataset").order_by("-finished_at", "-pk")[:count])
-    return [entry["accuracy"] for entry in listing(newest)]
+    figures = figures_of(newest)
+    return [figures[run.pk]["accuracy"] for run in newest]
 
 
 def case_of_trace(project, trace_id: str) -> dict | None:

@@ -8,6 +8,7 @@ import math
 import re
 
 from core.errors import ApiError
+from core.field_checks import number_problem
 from core.numbers import is_finite_number
 from evals.judge import KINDS, TOLERANCE_KEYS, default_kind
 
@@ -92,10 +93,9 @@ def expected_value(kind: str, value, field: str):
         if not isinstance(value, dict) or not value:
             raise Invalid(field, "must be a non-empty object of name → percentage for kind percentages")
         for name, share in value.items():
-            if not is_finite_number(share):
-                raise Invalid(f"{field}.{name}", "must be a number (a percentage, 0–100)")
-            if not 0 <= share <= 100:
-                raise Invalid(f"{field}.{name}", "must be a percentage between 0 and 100")
+            if problem := number_problem(share, 0, 100, not_a_number="must be a number (a percentage, 0–100)",
+                                         below="must be a percentage between 0 and 100"):
+                raise Invalid(f"{field}.{name}", problem)
     if kind == "label" and not isinstance(value, str):
         raise Invalid(field, "must be a string for kind label")
     return finite_json(value, field)
@@ -111,10 +111,8 @@ def tolerance_value(kind: str, value, field: str) -> dict | None:
         if key not in allowed:
             expected = f"one of {', '.join(allowed)}" if allowed else "no tolerance"
             raise Invalid(f"{field}.{key}", f"unknown for kind {kind}; it takes {expected}")
-        if not is_finite_number(number):
-            raise Invalid(f"{field}.{key}", "must be a number")
-        if number < 0:
-            raise Invalid(f"{field}.{key}", "must not be negative")
+        if problem := number_problem(number, 0, float("inf"), below="must not be negative"):
+            raise Invalid(f"{field}.{key}", problem)
     return dict(value) or None
 
 

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from evals import comparison, datasets, jsonl, runs, validation
+from evals import api_json, comparison, datasets, jsonl, runs, validation
 from evals.from_trace import add_from_trace
 from evals.models import Dataset, Run, RunStatus
 from evals.validation import Invalid
@@ -56,12 +56,12 @@ def dataset_list(request, slug):
         return _create_dataset(request, project)
     page = Paginator(Dataset.objects.filter(project=project).order_by("name"), PAGE_SIZE).get_page(
         request.GET.get("page"))
-    listed = datasets.listing(list(page.object_list))
+    listed = api_json.datasets_json(list(page.object_list))
     latest = {}
     for dataset in page.object_list:
         newest = runs.runs_of(dataset).first()
         if newest is not None:
-            latest[dataset.pk] = runs.listing([newest])[0]
+            latest[dataset.pk] = api_json.runs_json([newest])[0]
     for entry, dataset in zip(listed, page.object_list):
         entry["url"] = dataset.get_absolute_url()
         entry["runs_url"] = reverse("evals:dataset-runs", args=[slug, dataset.name])
@@ -122,7 +122,7 @@ def _item_row(row) -> dict:
 def dataset_export(request, slug, name):
     _, dataset = _dataset(request, slug, name)
     version = _version(request, dataset)
-    items = [datasets.item_json(row) for row in datasets.items_at(dataset, version).order_by("item_id")]
+    items = [api_json.item_json(row) for row in datasets.items_at(dataset, version).order_by("item_id")]
     response = HttpResponse(jsonl.dump(items), content_type=jsonl.MEDIA_TYPE)
     response["Content-Disposition"] = f'attachment; filename="{dataset.name}-v{version}.jsonl"'
     return response
@@ -174,10 +174,10 @@ def dataset_rollback(request, slug, name):
 def dataset_runs(request, slug, name):
     project, dataset = _dataset(request, slug, name)
     page = Paginator(runs.runs_of(dataset), PAGE_SIZE).get_page(request.GET.get("page"))
-    listed = runs.listing(list(page.object_list))
+    listed = api_json.runs_json(list(page.object_list))
     for entry in listed:
         entry["url"] = reverse("evals:run-detail", args=[slug, entry["id"]])
-    history = runs.listing(list(runs.runs_of(dataset)[:CHART_RUNS]))[::-1]
+    history = api_json.runs_json(list(runs.runs_of(dataset)[:CHART_RUNS]))[::-1]
     chart = [{"id": r["id"], "name": r["name"] or f"run {r['id']}", "at": r["created_at"].isoformat(),
               "accuracy": r["accuracy"], "intervention_rate": r["intervention_rate"], "status": r["status"],
               "url": reverse("evals:run-detail", args=[slug, r["id"]])} for r in history]
@@ -212,7 +212,7 @@ def _result_rows(project, results: list[dict]) -> list[dict]:
 @login_required
 def run_detail(request, slug, run_id):
     project, run = _run(request, slug, run_id)
-    summary = runs.summary(run)
+    summary = api_json.summary_json(run)
     tag, origin, outcome = request.GET.get("tag", ""), request.GET.get("origin", ""), request.GET.get("outcome", "")
     results = [r for r in summary["results"]
                if (not tag or tag in r["tags"]) and (not origin or r["origin"] == origin)

@@ -7,7 +7,7 @@ class PolicyConfig(AppConfig):
 
     def ready(self):
         from policy import store
-        from provenance import limits
+        from provenance.health import round_limit
 
         # The health check judges rounds by the policy's default profile.
-        limits.set_round_limit_source(store.max_rounds)
+        round_limit.set_round_limit_source(store.max_rounds)

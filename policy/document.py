@@ -13,7 +13,7 @@ so what is stored (and answered) is always complete.
 import copy
 
 from core.errors import ApiError
-from core.numbers import is_finite_number
+from core.field_checks import FieldErrors, count_problem, number_problem
 from provenance.vocabulary import DEFAULT_PROFILE
 
 DEFAULT_PROFILES = {"default": DEFAULT_PROFILE}
@@ -54,10 +54,8 @@ def parse_document(data) -> tuple[dict, str]:
     """(profiles, note) from a PUT body; PolicyError naming every bad field."""
     if not isinstance(data, dict):
         raise PolicyError({"body": "must be a JSON object with profiles and note"})
-    errors: dict[str, str] = {}
-    for key in data:
-        if key not in DOCUMENT_KEYS and key not in SERVER_KEYS:
-            errors[str(key)] = f"unknown key; expected one of: {', '.join(DOCUMENT_KEYS)}"
+    errors = FieldErrors()
+    errors.unknown_keys(data, (*DOCUMENT_KEYS, *SERVER_KEYS), f"unknown key; expected one of: {', '.join(DOCUMENT_KEYS)}")
     note = data.get("note", "")
     if note is None:
         note = ""
@@ -66,12 +64,11 @@ def parse_document(data) -> tuple[dict, str]:
     elif len(note) > MAX_NOTE:
         errors["note"] = f"must be at most {MAX_NOTE} characters"
     profiles = parse_profiles(data.get("profiles"), errors)
-    if errors:
-        raise PolicyError(errors)
+    errors.refuse(PolicyError)
     return profiles, note.strip()
 
 
-def parse_profiles(value, errors: dict) -> dict:
+def parse_profiles(value, errors: FieldErrors) -> dict:
     if value is None:
         errors["profiles"] = "required: an object of profiles, with at least `default`"
         return {}
@@ -92,13 +89,12 @@ def parse_profiles(value, errors: dict) -> dict:
     return profiles
 
 
-def parse_profile(value, path: str, errors: dict) -> dict:
+def parse_profile(value, path: str, errors: FieldErrors) -> dict:
     if not isinstance(value, dict):
         errors[path] = "must be an object"
         return {}
-    for key in value:
-        if key not in PROFILE_KEYS:
-            errors[f"{path}.{key}"] = f"unknown key; expected one of: {', '.join(PROFILE_KEYS)}"
+    errors.unknown_keys(value, PROFILE_KEYS, f"unknown key; expected one of: {', '.join(PROFILE_KEYS)}",
+                        lambda key: f"{path}.{key}")
     profile = {}
     thresholds = parse_thresholds(value, path, DEFAULT_PROFILE, errors)
     profile.update(thresholds)
@@ -109,7 +105,7 @@ def parse_profile(value, path: str, errors: dict) -> dict:
     return profile
 
 
-def parse_overrides(value, path: str, inherited: dict, errors: dict) -> dict:
+def parse_overrides(value, path: str, inherited: dict, errors: FieldErrors) -> dict:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -127,40 +123,30 @@ def parse_overrides(value, path: str, inherited: dict, errors: dict) -> dict:
         if not isinstance(entry, dict):
             errors[entry_path] = "must be an object with accept and/or block"
             continue
-        for key in entry:
-            if key not in THRESHOLDS:
-                errors[f"{entry_path}.{key}"] = "unknown key; expected one of: accept, block"
+        errors.unknown_keys(entry, THRESHOLDS, "unknown key; expected one of: accept, block",
+                            lambda key, entry_path=entry_path: f"{entry_path}.{key}")
         found[name] = parse_thresholds(entry, entry_path, inherited, errors)
     return found
 
 
-def parse_thresholds(value: dict, path: str, inherited: dict, errors: dict) -> dict:
+def parse_thresholds(value: dict, path: str, inherited: dict, errors: FieldErrors) -> dict:
     """accept and block, each in [0, 1], with block ≤ accept."""
     found = {}
     for key in THRESHOLDS:
         given = value.get(key, inherited.get(key, DEFAULT_PROFILE[key]))
-        if not is_finite_number(given):
-            errors[f"{path}.{key}"] = "must be a number between 0 and 1"
-        elif not 0.0 <= given <= 1.0:
-            errors[f"{path}.{key}"] = f"must be between 0 and 1, not {given}"
-        else:
+        if errors.check(f"{path}.{key}", number_problem(given, 0.0, 1.0, not_a_number="must be a number between 0 and 1",
+                                                        below="must be between 0 and 1, not {value}")):
             found[key] = float(given)
     if len(found) == 2 and found["block"] > found["accept"]:
         errors[f"{path}.block"] = f"must be at most accept ({found['accept']:g}): 0 ≤ block ≤ accept ≤ 1"
     return {key: found.get(key, inherited.get(key, DEFAULT_PROFILE[key])) for key in THRESHOLDS}
 
 
-def parse_count(value, path: str, errors: dict) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        errors[path] = "must be an integer ≥ 0"
-        return 0
-    if value < 0:
-        errors[path] = f"must be an integer ≥ 0, not {value}"
-        return 0
-    if value > MAX_COUNT:
-        errors[path] = f"must be at most {MAX_COUNT}"
-        return 0
-    return value
+def parse_count(value, path: str, errors: FieldErrors) -> int:
+    if errors.check(path, count_problem(value, 0, MAX_COUNT, not_an_integer="must be an integer ≥ 0",
+                                        below="must be an integer ≥ 0, not {value}", above=f"must be at most {MAX_COUNT}")):
+        return value
+    return 0
 
 
 def valid_name(name) -> bool:

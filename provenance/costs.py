@@ -6,8 +6,7 @@ cost is computed once, when it is stored, so a price added or changed later
 does not rewrite what earlier steps cost.
 """
 
-import math
-from numbers import Real
+from core.field_checks import FieldErrors, number_problem
 
 PRICE_KEYS = ("input_per_mtok", "output_per_mtok")
 MAX_PRICE_PER_MTOK = 1e6
@@ -38,20 +37,12 @@ class PriceTable:
         return input_tokens * price[0] / PER_MTOK + output_tokens * price[1] / PER_MTOK
 
 
-def _price_problem(value) -> str | None:
-    if not isinstance(value, Real) or isinstance(value, bool) or not math.isfinite(value):
-        return "must be a number"
-    if not 0 <= value <= MAX_PRICE_PER_MTOK:
-        return f"must be from 0 to {MAX_PRICE_PER_MTOK:g} USD per million tokens"
-    return None
-
-
 def validate_prices(prices, field: str = "prices") -> tuple[dict, dict[str, str]]:
     """(the price table to store, errors by field such as
     `prices.gpt-4o.input_per_mtok`). Both prices of an entry are required."""
     if not isinstance(prices, dict):
         return {}, {field: 'must be an object {"MODEL": {"input_per_mtok": number, "output_per_mtok": number}}'}
-    errors: dict[str, str] = {}
+    errors = FieldErrors()
     table: dict[str, dict[str, float]] = {}
     if len(prices) > MAX_MODELS:
         errors[field] = f"at most {MAX_MODELS} models"
@@ -64,17 +55,17 @@ def validate_prices(prices, field: str = "prices") -> tuple[dict, dict[str, str]
         if not isinstance(entry, dict):
             errors[where] = 'must be an object {"input_per_mtok": number, "output_per_mtok": number}'
             continue
-        for key in entry:
-            if key not in PRICE_KEYS:
-                errors[f"{where}.{str(key)[:40]}"] = "unknown field (expected input_per_mtok, output_per_mtok)"
+        errors.unknown_keys(entry, PRICE_KEYS, "unknown field (expected input_per_mtok, output_per_mtok)",
+                            lambda key, where=where: f"{where}.{str(key)[:40]}")
         for key in PRICE_KEYS:
             if key not in entry:
                 errors[f"{where}.{key}"] = "is required"
-            elif problem := _price_problem(entry[key]):
-                errors[f"{where}.{key}"] = problem
+            else:
+                errors.check(f"{where}.{key}", number_problem(
+                    entry[key], 0, MAX_PRICE_PER_MTOK, below=f"must be from 0 to {MAX_PRICE_PER_MTOK:g} USD per million tokens"))
         if len(errors) == known:
             table[model] = {key: float(entry[key]) for key in PRICE_KEYS}
-    return table, errors
+    return table, dict(errors)
 
 
 def format_usd(value: float | None) -> str:

@@ -10,7 +10,7 @@ nothing.
 from django.db import transaction
 
 from core.errors import ApiError
-from core.numbers import is_finite_number
+from core.field_checks import FieldErrors, count_problem, number_problem
 from provenance.costs import validate_prices
 from tenancy.models import Project
 
@@ -40,21 +40,14 @@ def as_dict(project: Project) -> dict:
 
 
 def _share(value) -> str | None:
-    if not is_finite_number(value):
-        return "must be a number"
-    if not 0 <= value <= 1:
-        return "must be between 0 and 1"
-    return None
+    return number_problem(value, 0, 1, below="must be between 0 and 1")
 
 
 def _days(value, minimum: int) -> str | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        return "must be a whole number of days, or null to keep forever"
-    if not minimum <= value <= MAX_DAYS:
-        return f"must be between {minimum} and {MAX_DAYS} days, or null to keep forever"
-    return None
+    return count_problem(value, minimum, MAX_DAYS, not_an_integer="must be a whole number of days, or null to keep forever",
+                         below=f"must be between {minimum} and {MAX_DAYS} days, or null to keep forever")
 
 
 def validate_changes(data, project: Project | None = None) -> dict:
@@ -63,7 +56,7 @@ def validate_changes(data, project: Project | None = None) -> dict:
     read with GET may be sent back whole."""
     if not isinstance(data, dict):
         raise SettingsError({"non_field_errors": "expected a JSON object"})
-    errors: dict[str, str] = {}
+    errors = FieldErrors()
     changes: dict = {}
     for key in data:
         if key in READ_ONLY:
@@ -78,25 +71,19 @@ def validate_changes(data, project: Project | None = None) -> dict:
         else:
             changes["name"] = name
     if "high_uncertainty_threshold" in data:
-        if problem := _share(data["high_uncertainty_threshold"]):
-            errors["high_uncertainty_threshold"] = problem
-        else:
+        if errors.check("high_uncertainty_threshold", _share(data["high_uncertainty_threshold"])):
             changes["high_uncertainty_threshold"] = float(data["high_uncertainty_threshold"])
     if "retention" in data:
         retention = data["retention"]
         if not isinstance(retention, dict):
             errors["retention"] = "must be an object"
         else:
-            for key in retention:
-                if key not in RETENTION_FIELDS:
-                    errors[f"retention.{key}"] = "unknown field"
+            errors.unknown_keys(retention, RETENTION_FIELDS, "unknown field", lambda key: f"retention.{key}")
             checks = {"trace_days": lambda v: _days(v, 1), "full_content_days": lambda v: _days(v, 0),
                       "keep_full_below": _share}
             for key, check in checks.items():
                 if key in retention:
-                    if problem := check(retention[key]):
-                        errors[f"retention.{key}"] = problem
-                    else:
+                    if errors.check(f"retention.{key}", check(retention[key])):
                         value = retention[key]
                         changes[key] = float(value) if key == "keep_full_below" else value
     if "prices" in data:
@@ -105,8 +92,7 @@ def validate_changes(data, project: Project | None = None) -> dict:
         errors.update(problems)
         if not problems:
             changes["prices"] = prices
-    if errors:
-        raise SettingsError(errors)
+    errors.refuse(SettingsError)
     return changes
 
 

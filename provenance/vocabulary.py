@@ -14,6 +14,8 @@ What a node counts as:
 - retried: it has `retry_of` (it replaces a fused node); retried_ok: retried
   and not fused;
 - over the round limit: its `round` exceeds the policy's `max_rounds`;
+- an uncertain trace (a trace, not a node): one of its nodes is
+  high-uncertainty, read off the trace's min_confidence;
 - a blocking fuse decision (a Fuse row, not a node): its decision is block.
 
 Each rule is one small expression over a row's columns that yields its three
@@ -286,6 +288,10 @@ ANOMALOUS = FAILED | HIGH_UNCERTAINTY
 GUARDED = Compare("fuse_state", ">", FuseDecision.ACCEPT)
 OVER_ROUND_LIMIT = Compare("round", ">", param="max_rounds")
 
+# A trace (not a node) with a high-uncertainty node: the least confidence of
+# its nodes, kept on the trace as they arrive, is below the threshold.
+UNCERTAIN_TRACE = Compare("min_confidence", "<", param="threshold")
+
 # A Fuse row (a consumer's decision about a node) that blocks it.
 BLOCKING_DECISION = Compare("decision", "=", FuseDecision.BLOCK)
 
@@ -328,17 +334,20 @@ def decision_name(code: int) -> str | None:
 FINAL_ANSWER = "final_answer"
 
 
-def final_answer_sql(trace_pk: str) -> str:
+def final_answer_sql(trace_pk: str, among: str = "") -> str:
     """The final answer's node id (NULL: none) of the trace whose pk is the SQL
-    expression `trace_pk`. Portable: PostgreSQL and SQLite."""
+    expression `trace_pk`. Portable: PostgreSQL and SQLite. `among` is an extra
+    condition on the candidate nodes, aliased `fa` (the rollup refresh reads
+    only the nodes up to its mark: `"fa.id <= %(new_node)s"`)."""
     from provenance.models import Edge, Node
 
     node, edge = Node._meta.db_table, Edge._meta.db_table
+    among = f"AND {among}" if among else ""
     return f"""COALESCE(
-        (SELECT fa.id FROM {node} fa WHERE fa.trace_id = {trace_pk} AND fa.source_type = '{FINAL_ANSWER}'
+        (SELECT fa.id FROM {node} fa WHERE fa.trace_id = {trace_pk} AND fa.source_type = '{FINAL_ANSWER}' {among}
          ORDER BY fa.timestamp DESC, fa.id DESC LIMIT 1),
         (SELECT CASE WHEN {FUSED.sql("fa")} THEN NULL ELSE fa.id END FROM {node} fa
-         WHERE fa.trace_id = {trace_pk} AND NOT EXISTS (
+         WHERE fa.trace_id = {trace_pk} {among} AND NOT EXISTS (
              SELECT 1 FROM {edge} fe WHERE fe.project_id = fa.project_id
                  AND fe.parent_product_id = fa.product_id AND fe.trace_id = {trace_pk})
          ORDER BY fa.timestamp DESC, fa.id DESC LIMIT 1))"""
@@ -364,15 +373,28 @@ def final_answer_pk():
     )
 
 
-def pick_final_answer(nodes, consumed: set[str]):
+def pick_final_answer(nodes, consumed: set[str], fields: tuple[str, ...] = ()):
     """The final answer among one trace's `nodes` (objects or mappings with
     product_id, source_type, fuse_state, timestamp and pk), None for none;
-    `consumed` holds the product ids some node of the trace consumed."""
-    def get(node, name):
-        return node[name] if isinstance(node, Mapping) else getattr(node, name)
+    `consumed` holds the product ids some node of the trace consumed.
 
-    def newest(items):
-        return max(items, key=lambda n: (get(n, "timestamp"), get(n, "pk")), default=None)
+    With `fields`, the nodes are tuples of those columns (product_id,
+    source_type and fuse_state among them) already ordered oldest first (by
+    timestamp, then pk), as the trace page reads them."""
+    if fields:
+        position = {name: k for k, name in enumerate(fields)}
+
+        def get(node, name):
+            return node[position[name]]
+
+        def newest(items):
+            return items[-1] if items else None
+    else:
+        def get(node, name):
+            return node[name] if isinstance(node, Mapping) else getattr(node, name)
+
+        def newest(items):
+            return max(items, key=lambda n: (get(n, "timestamp"), get(n, "pk")), default=None)
 
     nodes = list(nodes)
     final = newest([n for n in nodes if get(n, "source_type") == FINAL_ANSWER])

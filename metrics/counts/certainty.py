@@ -16,6 +16,7 @@ from core.dialect import is_postgres
 from metrics.questions import Filters
 from metrics.rollups.schema import ESCALATION, FUSE, NODE, REVIEW, TRACE
 from metrics.rollups.sql import fetch
+from provenance.dag.reading import fused_count
 from provenance.models import Escalation, Fuse, Node, Review, ReviewVerdict, Trace
 from provenance.vocabulary import FUSED, RETRIED
 
@@ -91,7 +92,7 @@ def portable(project, start, end, filters: Filters) -> list[dict]:
             newest[trace_pk] = verdict
         result.append(figures({
             "policy_version": version, "traces": len(pks), "nodes": len(nodes),
-            "fused": sum(1 for state, *_ in nodes if FUSED.holds(fuse_state=state)),
+            "fused": fused_count(state for state, *_ in nodes),
             "cost_usd": sum(costs) if costs else None,
             "expensive_cost_usd": sum(c for _, r, c, _ in nodes if r and c is not None) or None,
             "duration_ms": sum(durations) if durations else None,

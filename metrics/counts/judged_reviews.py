@@ -1,9 +1,9 @@
 """Which confidence a review judges.
 
 A review naming a product_id judges that node. A trace-level review judges
-the trace's final answer (of the filters' environment), by the rule of provenance.dag.reading.final_answer: the
-newest node with source_type "final_answer", else the newest node that
-nothing in the trace consumed. When a node was reviewed more than once, the
+the trace's final answer (of the filters' environment), by the rule of
+provenance.vocabulary: the newest node with source_type "final_answer", else
+the newest node that nothing in the trace consumed unless it is fused. When a node was reviewed more than once, the
 newest review counts. Reviews whose node is missing or has no confidence are
 counted apart ("unscored"). Filters apply to the judged node; the window to
 the review's timestamp.
@@ -16,7 +16,7 @@ import orjson
 from core.replica import reading_connection
 from metrics.models import ReviewTarget
 from metrics.questions import Filters
-from metrics.rollups.schema import DIMENSIONS, NODE, REVIEW_TARGET_SQL
+from metrics.rollups.schema import DIMENSIONS, NODE, review_target_sql
 from metrics.rollups.snapshot import one_snapshot
 from metrics.rollups.watermark import read_marks
 from metrics.stats.calibration import Judged
@@ -45,7 +45,7 @@ def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Fil
                                     trace_id__in=environment).values(
         "pk", "timestamp", "verdict", "trace_id", "product_id", "project_id")
     sql, params = reviews.query.sql_with_params()
-    resolved_here = REVIEW_TARGET_SQL.format(review="r", limit="")
+    resolved_here = review_target_sql("r")
     figures = "confidence, metrics, agent_id, step, source_type, round"
     with one_snapshot(), reading_connection().cursor() as cursor:
         # One statement: targets the refresh resolved (with the node's figures)

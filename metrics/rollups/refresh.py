@@ -54,11 +54,11 @@ from metrics.rollups.schema import (
     PLACEHOLDERS,
     PROJECT,
     REVIEW,
-    REVIEW_TARGET_SQL,
     TRACE,
     bin_sql,
     histogram_values_sql,
     mask_columns,
+    review_target_sql,
 )
 from metrics.rollups.values import DEFAULT_ENVIRONMENT
 from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
@@ -367,7 +367,7 @@ def resolve_review_targets(cursor, bounds: dict) -> None:
         SELECT r.id, r.project_id, n.id, n.confidence, COALESCE(n.metrics, '{{}}'::jsonb),
             COALESCE(n.agent_id, ''), COALESCE(n.step, ''), COALESCE(n.source_type, ''), n.round
         FROM {REVIEW} r
-        LEFT JOIN {NODE} n ON n.id = ({REVIEW_TARGET_SQL.format(review="r", limit="AND t.id <= %(new_node)s")})
+        LEFT JOIN {NODE} n ON n.id = ({review_target_sql("r", up_to="%(new_node)s")})
         WHERE r.id IN (SELECT id FROM metrics_stale_reviews) AND {production_sql("r.trace_id")}
         """,
         bounds,

@@ -13,6 +13,7 @@ the storage's.
 import math
 
 from provenance.models import Edge, Escalation, Fuse, Node, Review, ReviewVerdict, Trace
+from provenance.vocabulary import final_answer_sql
 from tenancy.models import Project
 
 NODE, FUSE, EDGE = Node._meta.db_table, Fuse._meta.db_table, Edge._meta.db_table
@@ -75,20 +76,17 @@ def bin_start(bin_: int) -> float:
 
 # ---- SQL fragments shared by the refresh job and the read paths
 
-# The node a review judges (see metrics.counts.judged_reviews): the named
-# product, else the trace's newest final_answer node, else its newest node
-# nothing in it consumed. {review} is the review's alias, {limit} an extra condition.
-REVIEW_TARGET_SQL = f"""
-    CASE WHEN {{review}}.product_id <> '' THEN
-        (SELECT t.id FROM {NODE} t WHERE t.project_id = {{review}}.project_id
-            AND t.product_id = {{review}}.product_id {{limit}})
-    ELSE COALESCE(
-        (SELECT t.id FROM {NODE} t WHERE t.trace_id = {{review}}.trace_id AND t.source_type = 'final_answer' {{limit}}
-            ORDER BY t.timestamp DESC, t.id DESC LIMIT 1),
-        (SELECT t.id FROM {NODE} t WHERE t.trace_id = {{review}}.trace_id {{limit}}
-            AND NOT EXISTS (SELECT 1 FROM {EDGE} e WHERE e.trace_id = {{review}}.trace_id
-                            AND e.parent_product_id = t.product_id)
-            ORDER BY t.timestamp DESC, t.id DESC LIMIT 1))
+def review_target_sql(review: str, up_to: str = "") -> str:
+    """The node a review judges (see metrics.counts.judged_reviews): the named
+    product, else the trace's final answer (provenance.vocabulary's rule).
+    `review` is the review's alias; `up_to`, when given, the SQL of the
+    largest node id to consider (the refresh's mark)."""
+    limit = f"AND t.id <= {up_to}" if up_to else ""
+    return f"""
+    CASE WHEN {review}.product_id <> '' THEN
+        (SELECT t.id FROM {NODE} t WHERE t.project_id = {review}.project_id
+            AND t.product_id = {review}.product_id {limit})
+    ELSE {final_answer_sql(f"{review}.trace_id", f"fa.id <= {up_to}" if up_to else "")}
     END
 """
 

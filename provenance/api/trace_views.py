@@ -12,8 +12,6 @@ from core.params import TimestampField
 from provenance.api import shapes
 from provenance.dag import reading
 from provenance.explorer import pages
-from provenance.ingest.json_limits import clip_depth
-from provenance.ingest.validation import MAX_DEPTH
 from provenance.models import Node, Review, Trace
 
 
@@ -180,16 +178,7 @@ class NodeDetailView(APIView):
         return Response(
             {
                 **summary,
-                "content": node.content,
-                "raw_input": node.raw_input,
-                "content_tier": node.content_tier,
-                "content_sha256": node.content_sha256,
-                "raw_input_sha256": node.raw_input_sha256,
-                "confidence_scale": node.confidence_scale,
-                "metrics": clip_depth(node.metrics, MAX_DEPTH),
-                "metadata": clip_depth(node.metadata, MAX_DEPTH),
-                "fuses": [reading.fuse_summary(fuse) for fuse in reading.fuses_of(node)],
-                "escalations": [reading.escalation_summary(e) for e in reading.escalations_of(node)],
+                **reading.node_in_full(node),
                 "reviews": [
                     {"verdict": r.verdict, "comment": r.comment, "timestamp": r.timestamp} for r in reviews
                 ],
@@ -201,17 +190,21 @@ def only(row: dict, *keys: str) -> dict:
     return {key: row[key] for key in keys}
 
 
+def node_answer(request, trace_id: str, product_id: str, read, contract) -> Response:
+    """What the explorer reads about a node (`read(project, node)`), whole for
+    the trace page (`?view=explorer`), else in the contract's fields (`contract(answer)`)."""
+    as_explorer = explorer_view(request)
+    answer = read(request.user.project, get_node(request, trace_id, product_id))
+    return explorer_json(answer) if as_explorer else Response(contract(answer))
+
+
 class RootCauseView(APIView):
     """`GET …/nodes/{product_id}/root-cause`: the page's answer, in the contract's fields."""
 
     @extend_schema(operation_id="nodes_root_cause", parameters=[TRACE_ID, PRODUCT_ID, VIEW],
                    summary="Why a node went wrong", responses={200: shapes.ROOT_CAUSE}, tags=["traces"])
     def get(self, request, trace_id, product_id):
-        as_explorer = explorer_view(request)
-        answer = pages.root_cause(request.user.project, get_node(request, trace_id, product_id))
-        if as_explorer:
-            return explorer_json(answer)
-        return Response({
+        return node_answer(request, trace_id, product_id, pages.root_cause, lambda answer: {
             "product_id": answer["product_id"],
             "root_causes": [only(c, "product_id", "reason", "confidence", "trace_id") for c in answer["root_causes"]],
             "path": answer["path"],
@@ -224,11 +217,7 @@ class ImpactView(APIView):
     @extend_schema(operation_id="nodes_impact", parameters=[TRACE_ID, PRODUCT_ID, VIEW],
                    summary="A node's blast radius", responses={200: shapes.IMPACT}, tags=["traces"])
     def get(self, request, trace_id, product_id):
-        as_explorer = explorer_view(request)
-        answer = pages.impact(request.user.project, get_node(request, trace_id, product_id))
-        if as_explorer:
-            return explorer_json(answer)
-        return Response({
+        return node_answer(request, trace_id, product_id, pages.impact, lambda answer: {
             "product_id": answer["product_id"],
             "descendants": answer["descendants"],
             "nodes": [only(n, "product_id", "trace_id") for n in answer["nodes"]],

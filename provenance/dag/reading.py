@@ -9,8 +9,10 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, 
 
 from core.timestamps import utc_iso
 from provenance import vocabulary
+from provenance.ingest.json_limits import clip_depth
+from provenance.ingest.validation import MAX_DEPTH
 from provenance.models import Edge, Escalation, Fuse, Node, Review, Trace, content_tier
-from provenance.vocabulary import FUSED, decision_name
+from provenance.vocabulary import FUSED, UNCERTAIN_TRACE, decision_name
 from tenancy.models import Project
 
 
@@ -44,7 +46,7 @@ def traces(project: Project, filters: TraceFilters) -> QuerySet:
     fused = Exists(nodes.filter(FUSED.q()))
     if filters.has_fused is not None:
         qs = qs.filter(fused) if filters.has_fused else qs.exclude(fused)
-    low = Q(min_confidence__lt=project.high_uncertainty_threshold)
+    low = UNCERTAIN_TRACE.q(threshold=project.high_uncertainty_threshold)
     if filters.has_low_confidence is not None:
         qs = qs.filter(low) if filters.has_low_confidence else qs.exclude(low)
     if filters.verdict:
@@ -66,6 +68,13 @@ def fused_counts(traces: list[Trace]) -> dict[int, int]:
         .annotate(n=Count("pk"))
         .values_list("trace", "n")
     )
+
+
+def fused_count(fuse_states) -> int:
+    """`fused_counts` over fuse states already read: the trace page's live
+    header reads every node of its trace anyway (its query count is pinned)."""
+    fused = FUSED.function("fuse_state")
+    return sum(1 for state in fuse_states if fused(state))
 
 
 def with_fused_counts(page: list[Trace]) -> list[Trace]:
@@ -155,6 +164,24 @@ def final_answer(trace: Trace) -> Node | None:
 def latest_verdict(trace: Trace) -> str | None:
     review = Review.objects.filter(trace=trace).order_by("-timestamp", "-pk").first()
     return review.verdict if review else None
+
+
+def node_in_full(node: Node) -> dict:
+    """What one node shows beyond its summary, alike in the API and on the
+    trace page: its text and digests, metrics and metadata (clipped to the
+    depth the ingest accepts), its fuse decisions and escalations."""
+    return {
+        "content": node.content,
+        "raw_input": node.raw_input,
+        "content_tier": node.content_tier,
+        "content_sha256": node.content_sha256,
+        "raw_input_sha256": node.raw_input_sha256,
+        "confidence_scale": node.confidence_scale,
+        "metrics": clip_depth(node.metrics, MAX_DEPTH),
+        "metadata": clip_depth(node.metadata, MAX_DEPTH),
+        "fuses": [fuse_summary(fuse) for fuse in fuses_of(node)],
+        "escalations": [escalation_summary(e) for e in escalations_of(node)],
+    }
 
 
 def fuses_of(node: Node) -> QuerySet:

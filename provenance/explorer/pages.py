@@ -18,10 +18,8 @@ from provenance.dag import reading, walks
 from provenance.explorer import colors, folding, reads
 from provenance.explorer.layout import arranged, layered
 from provenance.explorer.layout import depths as layout_depths
-from provenance.ingest.json_limits import clip_depth
-from provenance.ingest.validation import MAX_DEPTH
 from provenance.models import Node, Trace
-from provenance.vocabulary import ANOMALOUS, FUSED, FuseDecision, decision_name
+from provenance.vocabulary import ANOMALOUS, FINAL_ANSWER, FUSED, FuseDecision, decision_name, pick_final_answer
 from tenancy.models import Project
 
 
@@ -194,7 +192,7 @@ def _folded(rows, external, edges, shown, threshold, view: GraphView, count: int
             continue
         row = rows[node]
         pinned.append(
-            anomalous(row[5], row[6], row[4]) or row[3] == "final_answer" or row[0] in view.reveal or row[0] == view.focus
+            anomalous(row[5], row[6], row[4]) or row[3] == FINAL_ANSWER or row[0] in view.reveal or row[0] == view.focus
         )
     agents = [rows[node][1] if node < count else "" for node in shown]
     rounds = [rows[node][7] if node < count else None for node in shown]
@@ -332,25 +330,21 @@ def _worst(confidences) -> float | None:
 
 
 def trace_summary(trace: Trace, rows: list[tuple], pairs: list[tuple[str, str]]) -> dict:
-    """The trace page's header figures, so a live refresh keeps them current.
-    The final answer is picked from the rows as `reading.final_answer` does."""
-    finals = [row for row in rows if row[3] == "final_answer"]
-    if not finals:
-        consumed = {parent for _, parent in pairs}
-        finals = [row for row in rows if row[0] not in consumed]
-    final = finals[-1] if finals else None
+    """The trace page's header figures, so a live refresh keeps them current:
+    from the rows and edges the graph read, by the rules `reading.final_answer`
+    and `reading.fused_counts` follow."""
+    final = pick_final_answer(rows, {parent for _, parent in pairs}, reads.GRAPH_FIELDS)
     confidence = final[4] if final else None
-    fused = FUSED.function("fuse_state")
     return {
         "node_count": trace.node_count,
         "min_confidence": trace.min_confidence,
         "min_color": colors.confidence_color(trace.min_confidence),
         "error_count": trace.error_count,
-        "fused_count": sum(1 for row in rows if fused(row[5])),
+        "fused_count": reading.fused_count(row[5] for row in rows),
         "final_id": final[0] if final else None,
         "final_confidence": confidence,
         "final_color": colors.confidence_color(confidence),
-        "final_fused": bool(final and fused(final[5])),
+        "final_fused": bool(final and FUSED.holds(fuse_state=final[5])),
         "ended_at": utc_iso(trace.ended_at),
     }
 
@@ -426,7 +420,6 @@ def node_detail(project: Project, node: Node) -> dict:
         "source_type": node.source_type,
         "confidence": node.confidence,
         "confidence_raw": node.confidence_raw,
-        "confidence_scale": node.confidence_scale,
         "confidence_color": colors.confidence_color(node.confidence),
         "fused": node.fused,
         "fuse_decision": decision_name(node.fuse_state),
@@ -441,15 +434,7 @@ def node_detail(project: Project, node: Node) -> dict:
         "usage": reading.usage_of(node.input_tokens, node.output_tokens),
         "cost_usd": node.cost_usd,
         "is_final": is_final,
-        "content": node.content,
-        "raw_input": node.raw_input,
-        "content_tier": node.content_tier,
-        "content_sha256": node.content_sha256,
-        "raw_input_sha256": node.raw_input_sha256,
-        "metrics": clip_depth(node.metrics, MAX_DEPTH),
-        "metadata": clip_depth(node.metadata, MAX_DEPTH),
-        "fuses": [reading.fuse_summary(fuse) for fuse in reading.fuses_of(node)],
-        "escalations": [reading.escalation_summary(e) for e in reading.escalations_of(node)],
+        **reading.node_in_full(node),
         "reviews": [
             {"verdict": review.verdict, "comment": review.comment, "on_trace": not review.product_id,
              "timestamp": utc_iso(review.timestamp)}

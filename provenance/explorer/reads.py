@@ -6,7 +6,7 @@ from django.db.models import Case, Exists, F, OuterRef, Q, QuerySet, Subquery, W
 from core.replica import reading_connection
 from provenance import vocabulary
 from provenance.models import Edge, Fuse, Node, Review, ReviewVerdict, Trace
-from provenance.vocabulary import BLOCKING_DECISION
+from provenance.vocabulary import BLOCKING_DECISION, HIGH_UNCERTAINTY, UNCERTAIN_TRACE
 from tenancy.membership import projects_for
 from tenancy.models import Project
 
@@ -41,10 +41,10 @@ def bad_answers(project: Project) -> QuerySet:
     threshold = project.high_uncertainty_threshold
     incorrect = Review.objects.filter(trace=OuterRef("pk"), verdict=ReviewVerdict.INCORRECT)
     # A low-confidence final answer makes its trace's minimum low too: a cheap pre-filter.
-    candidates = Trace.objects.filter(project=project).filter(Q(min_confidence__lt=threshold) | Exists(incorrect))
+    candidates = Trace.objects.filter(project=project).filter(UNCERTAIN_TRACE.q(threshold=threshold) | Exists(incorrect))
     return (
         final_answer_nodes(candidates)
-        .filter(Q(verdict=ReviewVerdict.INCORRECT) | Q(confidence__lt=threshold))
+        .filter(Q(verdict=ReviewVerdict.INCORRECT) | HIGH_UNCERTAINTY.q(threshold=threshold))
         .select_related("trace")
         .order_by(
             Case(When(verdict=ReviewVerdict.INCORRECT, then=0), default=1),

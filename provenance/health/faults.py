@@ -23,7 +23,7 @@ What counts, where the contract leaves room:
   (blocked) node while being neither fused nor downweighted itself; the detail
   names the fused parents.
 - round_limit_exceeded: one finding per trace with a node whose round exceeds
-  the round limit (the fuse policy's default max_rounds, see provenance/limits.py;
+  the round limit (the fuse policy's default max_rounds, see provenance/health/round_limit.py;
   without a policy the default policy's, as metrics counts breaches), naming
   its highest-round node.
 """

@@ -14,8 +14,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from core.dialect import is_postgres
-from provenance import limits
-from provenance.health import faults
+from provenance.health import faults, round_limit
 from provenance.health.schedule import due_projects, last_scheduled_run
 from provenance.models import FindingKind, HealthFinding, HealthReport, Node
 
@@ -51,7 +50,7 @@ def check_due(now: datetime | None = None) -> list[HealthReport]:
 def _run(project: Project, now: datetime) -> HealthReport:
     report = HealthReport.objects.create(project=project, checked_at=now, started_at=timezone.now())
     faults.find_all(report.pk, project.pk, now, settings.HEALTH_BROKEN_LINK_GRACE_SECONDS,
-                    limits.round_limit(project.pk))
+                    round_limit.round_limit(project.pk))
     found = dict(
         HealthFinding.objects.filter(report=report).order_by().values_list("kind").annotate(n=Count("pk"))
     )

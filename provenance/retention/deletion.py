@@ -2,7 +2,10 @@
 `trace_days`, with all that belongs to them: nodes, edges, fuse decisions,
 reviews, escalations, health findings that name them, and the ingested-event
 ids of their events (so an event resent later is stored again, and its trace
-simply created anew). Metric rollups keep their counts.
+simply created anew). Metric rollups keep their counts. The stored root
+causes of the traces downstream of those deleted (in other traces, through
+cross-trace parents) are recomputed in the same transaction: an answer whose
+cause was deleted no longer has it.
 
 A batch of traces is deleted in one transaction of a few statements, children
 first; the job repeats batches until none is left, so a run killed halfway is
@@ -16,6 +19,7 @@ from django.db.models import Exists, OuterRef
 from django.db.models.functions import Coalesce
 
 from provenance.models import Edge, Escalation, Fuse, HealthFinding, IngestedEvent, Node, Review, Trace
+from provenance.root_causes import store as root_causes
 from tenancy.models import Project
 
 BATCH_TRACES = 500
@@ -41,6 +45,7 @@ def delete_batch(project: Project, cutoff: datetime, batch: int = BATCH_TRACES) 
         trace_ids = [trace_id for _, trace_id in rows]
         nodes = Node.objects.filter(project=project, trace_id__in=trace_pks)
         product_ids = list(nodes.values_list("product_id", flat=True))
+        downstream = root_causes.affected_traces(project, (), product_ids) - set(trace_pks)
         events = [
             nodes.values("event_id"),
             Fuse.objects.filter(project=project, product_id__in=product_ids).values("event_id"),
@@ -57,6 +62,8 @@ def delete_batch(project: Project, cutoff: datetime, batch: int = BATCH_TRACES) 
         Edge.objects.filter(project=project, trace_id__in=trace_pks).delete()
         node_count, _ = nodes.delete()
         Trace.objects.filter(pk__in=trace_pks).delete()
+        if downstream:
+            root_causes.refresh(project, downstream)
         return len(trace_pks), node_count
 
 

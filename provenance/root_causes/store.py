@@ -23,7 +23,7 @@ from core.bulk import bound_cursor, in_list, insert_many
 from core.dialect import is_postgres
 from provenance.dag import walks
 from provenance.models import AnswerCause, Edge, FinalAnswer, Fuse, Node, Review, ReviewVerdict, Trace
-from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY, final_answer_sql
+from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY, UNCERTAIN_TRACE, final_answer_sql
 from tenancy.models import Project
 
 NODE, TRACE, REVIEW, FUSE, EDGE = (m._meta.db_table for m in (Node, Trace, Review, Fuse, Edge))
@@ -72,7 +72,7 @@ def final_answers(trace_pks: list[int], threshold: float) -> list[Answer]:
                    t.environment, n.model
             FROM {TRACE} t JOIN {NODE} n ON n.id = {final_answer_sql("t.id")}
             WHERE t.id {clause} AND (
-                t.min_confidence < %s
+                {UNCERTAIN_TRACE.sql('t', threshold='%s')}
                 OR EXISTS (SELECT 1 FROM {REVIEW} r WHERE r.trace_id = t.id AND r.verdict = '{ReviewVerdict.INCORRECT}')
                 OR EXISTS (SELECT 1 FROM {NODE} f WHERE f.trace_id = t.id AND {FUSED.sql('f')}))
             """,

@@ -1,12 +1,11 @@
 """A person checks a release in Chromium: the demo's comparison of two prompts,
 its fixed and broken cases side by side, and a broken case's trace with its DAG."""
 
-import httpx
 import pytest
 
 from demo import truth_sets
-from denoiseflow import Recorder
 from tests.support.browser import screenshot, sign_in
+from tests.support.evals import demo_runs
 
 pytestmark = pytest.mark.browser
 
@@ -16,12 +15,7 @@ DAG_DRAWN = """() => { const gd = document.getElementById('dag');
 
 def test_the_demo_comparison_opens_a_broken_case_onto_its_dag(asgi_live_server, tenant, watched_page):
     _, key, _ = tenant
-    recorder = Recorder(asgi_live_server.url, key, flush_interval=0.05)
-    assert truth_sets.load(recorder) == 2
-    assert recorder.close(timeout=30)
-    runs = httpx.get(f"{asgi_live_server.url}/api/v1/runs", params={"dataset": truth_sets.DATASET},
-                     headers={"Authorization": f"Bearer {key}"}).json()
-    newer, older = runs[0], runs[1]
+    newer, older = demo_runs(asgi_live_server, key)
     assert (newer["name"], older["name"]) == ("prompt-v2", "prompt-v1")
     assert newer["accuracy"] > older["accuracy"]
 

@@ -7,10 +7,10 @@ import math
 import httpx
 import pytest
 
-from demo import step_costs, truth_sets
-from denoiseflow import Recorder
+from demo import step_costs
 from provenance.costs import format_ms, format_usd
 from tests.support.browser import screenshot, sign_in
+from tests.support.evals import demo_runs
 
 pytestmark = pytest.mark.browser
 
@@ -37,12 +37,7 @@ def test_the_trade_off_table_prices_what_the_newer_prompt_bought(asgi_live_serve
     project, key, _ = tenant
     project.prices = step_costs.PRICES
     project.save(update_fields=["prices"])
-    recorder = Recorder(asgi_live_server.url, key, flush_interval=0.05)
-    assert truth_sets.load(recorder) == 2
-    assert recorder.close(timeout=30)
-    runs = httpx.get(f"{asgi_live_server.url}/api/v1/runs", params={"dataset": truth_sets.DATASET},
-                     headers={"Authorization": f"Bearer {key}"}).json()
-    newer, older = runs[0], runs[1]
+    newer, older = demo_runs(asgi_live_server, key)
     after, before = recomputed(asgi_live_server, key, newer), recomputed(asgi_live_server, key, older)
     assert after["cost_per_trace"] > before["cost_per_trace"]  # the large model costs more per case
 

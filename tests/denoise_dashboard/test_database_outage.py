@@ -8,8 +8,6 @@ stopped and started here; the dashboard is `manage.py serve` with two workers.""
 
 import json
 import re
-import subprocess
-import sys
 import time
 
 import httpx
@@ -19,40 +17,26 @@ from django.urls import URLResolver, get_resolver
 
 from denoiseflow import Recorder
 from tests.provenance.ingest.otlp.test_partial_success import export, span
-from tests.support.own_postgres import OwnPostgres
-from tests.support.serving import REPO, Serve, signed_in
+from tests.support.own_postgres import manage, migrated_cluster
+from tests.support.serving import Serve, signed_in
 
 ANSWER_WITHIN_SECONDS = 2.0
 
 
 @pytest.fixture(scope="module")
 def own_postgres():
-    try:
-        server = OwnPostgres()
-    except (RuntimeError, subprocess.CalledProcessError) as error:
-        pytest.skip(f"cannot run a PostgreSQL server of our own: {error}")
-    server.start()
-    try:
-        server.create_database()
-        env = {"DATABASE_URL": server.url, "PATH": "/usr/bin:/bin"}
-        subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=REPO, env=env, check=True)
+    with migrated_cluster() as server:
         yield server
-    finally:
-        server.destroy()
 
 
 @pytest.fixture(scope="module")
 def dashboard(own_postgres, tmp_path_factory):
     """`serve` on the module's database, with a project and its key."""
-    created = subprocess.run([sys.executable, "manage.py", "create_project", "outage", "--json"], cwd=REPO,
-                             env={"DATABASE_URL": own_postgres.url, "PATH": "/usr/bin:/bin"},
-                             check=True, capture_output=True, text=True)
-    subprocess.run([sys.executable, "manage.py", "createsuperuser", "--noinput", "--username", "ops",
-                    "--email", "ops@example.com"], cwd=REPO, check=True, capture_output=True,
-                   env={"DATABASE_URL": own_postgres.url, "PATH": "/usr/bin:/bin",
-                        "DJANGO_SUPERUSER_PASSWORD": "pw-ops-12345"})
+    created = manage(own_postgres.url, "create_project", "outage", "--json")
+    manage(own_postgres.url, "createsuperuser", "--noinput", "--username", "ops", "--email", "ops@example.com",
+           DJANGO_SUPERUSER_PASSWORD="pw-ops-12345")
     with Serve(tmp_path_factory.mktemp("outage"), workers=2, DATABASE_URL=own_postgres.url) as server:
-        server.api_key = json.loads(created.stdout)["api_key"]
+        server.api_key = json.loads(created)["api_key"]
         yield server
 
 

@@ -13,15 +13,10 @@ import time
 import httpx
 import pytest
 
-from tests.support.own_postgres import OwnPostgres
+from tests.support.own_postgres import OwnPostgres, manage, migrated_cluster
 from tests.support.serving import REPO, Serve
 
 SETTLE_SECONDS = 60  # the longest a state below may take to arrive on a loaded machine
-
-
-def manage(database_url: str, *args: str) -> str:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, check=True, capture_output=True, text=True,
-                          env={"DATABASE_URL": database_url, "PATH": "/usr/bin:/bin"}).stdout
 
 
 def wait_for(state, what: str):
@@ -35,22 +30,13 @@ def wait_for(state, what: str):
 
 @pytest.fixture(scope="module")
 def clusters():
-    try:
-        primary = OwnPostgres()
-    except (RuntimeError, subprocess.CalledProcessError) as error:
-        pytest.skip(f"cannot run a PostgreSQL server of our own: {error}")
-    primary.start()
-    standby = None
-    try:
-        primary.create_database()
-        manage(primary.url, "migrate", "-v0")
+    with migrated_cluster() as primary:
         standby = OwnPostgres(standby_of=primary)
-        standby.start()
-        yield primary, standby
-    finally:
-        if standby is not None:
+        try:
+            standby.start()
+            yield primary, standby
+        finally:
             standby.destroy()
-        primary.destroy()
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,9 @@ the SQL, the ORM expression and the Python pick agree on every case."""
 
 from django.db import connection
 
+from metrics.rollups.schema import review_target_sql
 from provenance.dag import reading
+from provenance.explorer import pages
 from provenance.models import Edge, Node, Trace
 from provenance.vocabulary import final_answer_sql, pick_final_answer
 from tests.support.events import fuse_event, node_event
@@ -18,7 +20,7 @@ CASES = {
 }
 
 
-def test_the_sql_orm_and_python_forms_agree(project, ingest):
+def ingest_cases(ingest):
     ingest(
         node_event("named-a", "t-named"),
         node_event("named-final", "t-named", parents=["named-a"], seconds=1, source_type="final_answer"),
@@ -34,6 +36,10 @@ def test_the_sql_orm_and_python_forms_agree(project, ingest):
         node_event("cross-a", "t-cross"),
         node_event("cross-b", "t-cross-consumer", parents=["cross-a"], seconds=1),
     )
+
+
+def test_the_sql_orm_and_python_forms_agree(project, ingest):
+    ingest_cases(ingest)
     for trace_id, expected in CASES.items():
         trace = Trace.objects.get(project=project, trace_id=trace_id)
         orm = reading.final_answer(trace)
@@ -46,3 +52,19 @@ def test_the_sql_orm_and_python_forms_agree(project, ingest):
         found = {getattr(orm, "product_id", None), Node.objects.filter(pk=sql_pk).values_list("product_id", flat=True)
                  .first(), getattr(python, "product_id", None)}
         assert found == {expected}, trace_id
+
+
+def test_the_trace_pages_header_and_a_trace_reviews_target_follow_the_rule(project, ingest):
+    """The header the trace page refreshes live (picked from the rows the
+    graph read) and the node a trace-level review judges (the metrics' SQL)."""
+    ingest_cases(ingest)
+    for trace_id, expected in CASES.items():
+        trace = Trace.objects.get(project=project, trace_id=trace_id)
+        header = pages.graph(project, trace)["summary"]
+        assert header["final_id"] == expected, trace_id
+        assert header["fused_count"] == reading.fused_counts([trace]).get(trace.pk, 0), trace_id
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT ({review_target_sql('r')}) FROM (SELECT %s AS trace_id, '' AS product_id, "
+                           f"%s AS project_id) r", [trace.pk, project.pk])
+            target = cursor.fetchone()[0]
+        assert Node.objects.filter(pk=target).values_list("product_id", flat=True).first() == expected, trace_id

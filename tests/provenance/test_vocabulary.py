@@ -8,7 +8,8 @@ from django.core.management import call_command
 from django.db import connection
 
 from metrics.values import window_values
-from provenance import limits, vocabulary
+from provenance import vocabulary
+from provenance.health import round_limit
 from provenance.models import Node
 from tests.support.events import BASE_TIME, fuse_event, node_event
 
@@ -86,7 +87,7 @@ def test_without_a_policy_the_health_check_and_metrics_apply_the_same_round_limi
                                                                                   monkeypatch):
     """With no policy registered (the `policy` app absent), health and metrics
     both judge rounds by the default policy's max_rounds."""
-    monkeypatch.setattr(limits, "_round_limit", None)
+    monkeypatch.setattr(round_limit, "_round_limit", None)
     limit = vocabulary.DEFAULT_PROFILE["max_rounds"]
     assert limit == 5
     ingest(*[node_event(f"loop-{r}", "looping", round=r, seconds=r) for r in range(1, limit + 2)],

@@ -4,10 +4,14 @@ own port), for tests that stop the database: never the shared one."""
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
-from tests.support.serving import free_port
+import pytest
+
+from tests.support.serving import REPO, free_port
 
 BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)), None)
 
@@ -65,3 +69,27 @@ class OwnPostgres:
         subprocess.run(as_postgres(str(BIN / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"),
                        capture_output=True)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def manage(database_url: str, *args: str, **env: str) -> str:
+    """`manage.py` on that database, as an operator runs it (`env` added to
+    its environment); what it printed."""
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, check=True, capture_output=True, text=True,
+                          env={"DATABASE_URL": database_url, "PATH": "/usr/bin:/bin", **env}).stdout
+
+
+@contextmanager
+def migrated_cluster():
+    """A running cluster of our own with the project's database, migrated;
+    destroyed afterwards. Skips the test where no server can be run."""
+    try:
+        server = OwnPostgres()
+    except (RuntimeError, subprocess.CalledProcessError) as error:
+        pytest.skip(f"cannot run a PostgreSQL server of our own: {error}")
+    server.start()
+    try:
+        server.create_database()
+        manage(server.url, "migrate", "-v0")
+        yield server
+    finally:
+        server.destroy()

@@ -1,5 +1,5 @@
-"""Limits the health check judges by but does not own: the fuse policy's
-round limit lives in the `policy` app, which provenance never imports. That
+"""The round limit the health check judges by but does not own: the fuse
+policy's round limit lives in the `policy` app, which provenance never imports. That
 app registers a source here when it loads (PolicyConfig.ready); without one,
 the default policy's round limit applies, the one metrics counts breaches
 against when not given another (metrics.windows.fuse_loop)."""
