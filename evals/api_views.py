@@ -112,7 +112,7 @@ class DatasetListView(EvalApiView):
             raise Invalid("name", 'the body must be a JSON object {"name": ..., "description": ...}')
         name = validation.dataset_name(data.get("name"))
         description = validation.text(data.get("description"), "description")
-        dataset = datasets.create_dataset(request.user.project, name, description)
+        dataset = datasets.create_dataset(request.user.project, name, description, request.user)
         return Response(datasets.dataset_json(dataset, 0), status=status.HTTP_201_CREATED)
 
 
@@ -157,7 +157,7 @@ class DatasetItemsView(EvalApiView):
         items = validation.items(item_values(request))
         replace = request.query_params.get("replace") in ("1", "true", "yes")
         change = datasets.apply_items(dataset, items, remove_others=replace, action="import" if imported else "items",
-                                      note=f"{len(items)} items" + (" (import)" if imported else ""))
+                                      note=f"{len(items)} items" + (" (import)" if imported else ""), actor=request.user)
         return Response(change.as_json())
 
 
@@ -165,7 +165,7 @@ class DatasetItemView(EvalApiView):
     @evals_schema("datasets_items_delete", "Remove one item (a new version)", responses={200: shapes.CHANGE})
     def delete(self, request, name, item_id):
         dataset = self.dataset(name)
-        return Response(datasets.delete_item(dataset, item_id).as_json())
+        return Response(datasets.delete_item(dataset, item_id, request.user).as_json())
 
 
 class DatasetRollbackView(EvalApiView):
@@ -176,7 +176,7 @@ class DatasetRollbackView(EvalApiView):
         version = request.data.get("version") if isinstance(request.data, dict) else None
         if isinstance(version, bool) or not isinstance(version, int):
             raise Invalid("version", "required: the version number to roll back to")
-        return Response(datasets.rollback(dataset, version).as_json())
+        return Response(datasets.rollback(dataset, version, request.user).as_json())
 
 
 class DatasetRecheckView(EvalApiView):
