@@ -2,7 +2,8 @@
 `trace_days`, with all that belongs to them: nodes, edges, fuse decisions,
 reviews, escalations, health findings that name them, and the ingested-event
 ids of their events (so an event resent later is stored again, and its trace
-simply created anew). Metric rollups keep their counts.
+simply created anew). Metric rollups keep their counts. The audit log is kept
+as long as traces are.
 
 A batch of traces is deleted in one transaction of a few statements, children
 first; the job repeats batches until none is left, so a run killed halfway is
@@ -16,7 +17,7 @@ from django.db.models import Exists, OuterRef
 from django.db.models.functions import Coalesce
 
 from provenance.models import Edge, Escalation, Fuse, HealthFinding, IngestedEvent, Node, Review, Trace
-from tenancy.models import Project
+from tenancy.models import AuditEntry, Project
 
 BATCH_TRACES = 500
 
@@ -69,3 +70,10 @@ def sweep_stray_fuses(project: Project) -> int:
     deleted, _ = stray.delete()
     return deleted
 
+
+
+def delete_audit_entries(project: Project, cutoff: datetime) -> int:
+    """Deletes the project's audit entries older than `cutoff` (one statement:
+    the log grows with people's changes, not with traffic)."""
+    deleted, _ = AuditEntry.objects.filter(project=project, at__lt=cutoff).delete()
+    return deleted
