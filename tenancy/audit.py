@@ -91,7 +91,8 @@ def flat(document: dict[str, Any] | None, prefix: str = "") -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for key, value in (document or {}).items():
         name = f"{prefix}.{key}" if prefix else str(key)
-        if isinstance(value, dict) and value:
+        if isinstance(value, dict):
+            # An empty table has no fields: emptying one shows each of its fields going.
             fields.update(flat(value, name))
         else:
             fields[name] = value
