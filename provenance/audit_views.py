@@ -20,6 +20,7 @@ def audit_page(request, slug):
         return render(request, "provenance/audit_forbidden.html", {"project": project}, status=403)
     typed = {name: request.GET.get(name, "").strip() for name in audit_log.FILTERS}
     filters = audit_log.AuditFilters(data={name: value for name, value in typed.items() if value})
+    # A bad filter is named beside its input and the log shown unfiltered (a 200: it is a page to read).
     errors = {} if filters.is_valid() else flatten_errors(filters.errors)
     page = Paginator(audit_log.entries(project, filters.validated_data if not errors else {}),
                      PAGE_SIZE).get_page(request.GET.get("page"))
@@ -30,4 +31,4 @@ def audit_page(request, slug):
     return render(request, "provenance/audit_log.html", {
         "project": project, "page": page, "entries": page.object_list, "typed": typed, "errors": errors,
         "filtered": any(typed.values()), **audit_log.known_values(project),
-    }, status=400 if errors else 200)
+    })

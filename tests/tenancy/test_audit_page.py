@@ -100,9 +100,8 @@ def test_filters_and_a_bad_time_named(person, project, api):
     assert "dataset golden" in filtered and "project acme" not in filtered
     assert "dataset golden" not in admin.get(audit_url(project) + "?object_type=project").content.decode()
 
-    refused = admin.get(audit_url(project) + "?since=last+week")
-    assert refused.status_code == 400
-    assert 'data-field="since"' in refused.content.decode()
+    refused = admin.get(audit_url(project) + "?since=last+week").content.decode()
+    assert 'data-field="since"' in refused and "dataset golden" in refused
 
 
 def test_pages_of_fifty_newest_first(person, project, api):
