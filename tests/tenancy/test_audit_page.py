@@ -29,12 +29,16 @@ def audit_url(project) -> str:
     return f"/p/{project.slug}/settings/audit/"
 
 
+def save_settings(client, project, threshold: str, trace_days: str = ""):
+    return client.post(f"/p/{project.slug}/settings/", {
+        "high_uncertainty_threshold": threshold, "trace_days": trace_days, "full_content_days": "",
+        "keep_full_below": "0.8", "save": "1"})
+
+
 def test_a_change_on_the_settings_page_is_recorded_with_the_person(person, project):
     admin = person(is_staff=True)
 
-    response = admin.post(f"/p/{project.slug}/settings/", {
-        "high_uncertainty_threshold": "0.4", "trace_days": "30", "full_content_days": "", "keep_full_below": "0.8",
-        "save": "1"})
+    response = save_settings(admin, project, "0.4", "30")
 
     assert response.status_code == 302
     [entry] = AuditEntry.objects.filter(project=project)
@@ -48,9 +52,7 @@ def test_a_change_on_the_settings_page_is_recorded_with_the_person(person, proje
 def test_a_refused_settings_change_is_not_recorded(person, project):
     admin = person(is_staff=True)
 
-    response = admin.post(f"/p/{project.slug}/settings/", {
-        "high_uncertainty_threshold": "7", "trace_days": "", "full_content_days": "", "keep_full_below": "0.8",
-        "save": "1"})
+    response = save_settings(admin, project, "7")
 
     assert response.status_code == 200
     assert not AuditEntry.objects.exists()
