@@ -58,6 +58,21 @@ def test_a_refused_settings_change_is_not_recorded(person, project):
     assert not AuditEntry.objects.exists()
 
 
+def test_changes_on_the_alert_and_policy_pages_name_the_person(person, project, api):
+    rule = api.post("/api/v1/alert-rules", {"name": "fuses", "conditions": [
+        {"metric": "fuse_rate", "window": "5m", "op": ">", "threshold": 0.2}]}, format="json").json()
+    AuditEntry.objects.all().delete()
+    editor = person(is_staff=True)
+
+    assert editor.post(f"/alerts/{project.slug}/{rule['id']}/toggle/").status_code == 302
+    assert editor.post(f"/policy/{project.slug}/rollback", {"version": "0"}).status_code == 302
+
+    entries = list(AuditEntry.objects.filter(project=project).order_by("id"))
+    assert [(e.actor, e.action) for e in entries] == [("user:ada", "alert_rule.update"),
+                                                      ("user:ada", "policy.rollback")]
+    assert entries[0].detail["changed"] == {"enabled": {"before": True, "after": False}}
+
+
 def test_agent_chosen_names_are_escaped(person, project, api):
     api.post("/api/v1/alert-rules", {"name": "<script>alert(1)</script>", "conditions": [
         {"metric": "fuse_rate", "window": "5m", "op": ">", "threshold": 0.2}]}, format="json")
