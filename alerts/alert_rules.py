@@ -30,12 +30,13 @@ def _apply(rule: AlertRule, data: dict) -> list[str]:
     return changed
 
 
-def audited(rule: AlertRule) -> dict:
+def audited(rule: AlertRule, destinations: list[str] | None = None) -> dict:
     """What the audit log keeps of a rule: what a person set (destinations as
-    the delivery log names them, so no secret is copied)."""
+    the delivery log names them, so no secret is copied; read unless given)."""
+    if destinations is None:
+        destinations = [str(d) for d in rule.destinations.select_related("shared")]
     return {"name": rule.name, "enabled": rule.enabled, "match": rule.match, "conditions": rule.conditions,
-            "for": rule.for_duration, "muted_until": rule.muted_until,
-            "destinations": [str(d) for d in rule.destinations.select_related("shared")]}
+            "for": rule.for_duration, "muted_until": rule.muted_until, "destinations": destinations}
 
 
 def _object(rule: AlertRule) -> tuple:
@@ -62,7 +63,8 @@ def update_rule(rule: AlertRule, data: dict, actor=None) -> AlertRule:
     rule.save(update_fields=[*changed, "updated_at"])
     if "destinations" in data:
         replace_destinations(rule, data["destinations"])
-    audit.record(rule.project_id, actor, "alert_rule.update", _object(rule), before=before, after=audited(rule))
+    after = audited(rule, None if "destinations" in data else before["destinations"])
+    audit.record(rule.project_id, actor, "alert_rule.update", _object(rule), before=before, after=after)
     return rule
 
 

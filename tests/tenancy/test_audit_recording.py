@@ -64,6 +64,17 @@ def test_updating_a_rule_records_only_what_changed(api, project, key_label):
                               "enabled": {"before": True, "after": False}}
 
 
+def test_replacing_a_rules_destinations_records_them_by_target(api, project):
+    rule = created_rule(api)
+
+    api.patch(f"/api/v1/alert-rules/{rule['id']}", {"destinations": [{"type": "email", "to": ["ops@example.org"]}]},
+              format="json")
+
+    entry = only_entry(project, action="alert_rule.update")
+    assert changed(entry) == {"destinations": {"before": ["webhook https://example.org/hook"],
+                                               "after": ["email ops@example.org"]}}
+
+
 def test_an_update_that_changes_nothing_records_nothing(api, project):
     rule = created_rule(api)
 
