@@ -47,7 +47,7 @@ class RuleListView(AlertApiView):
         serializer = AlertRuleSerializer(data=request.data, context={"project": request.user.project})
         if not serializer.is_valid():
             return invalid(serializer.errors)
-        rule = alert_rules.create_rule(request.user.project, serializer.validated_data)
+        rule = alert_rules.create_rule(request.user.project, serializer.validated_data, request.user)
         return Response(api_json.rule_json(self.rule_or_404(rule.pk)), status=status.HTTP_201_CREATED)
 
 
@@ -65,13 +65,13 @@ class RuleDetailView(AlertApiView):
         serializer = AlertRuleSerializer(data=request.data, partial=True, context={"project": request.user.project})
         if not serializer.is_valid():
             return invalid(serializer.errors)
-        alert_rules.update_rule(rule, serializer.validated_data)
+        alert_rules.update_rule(rule, serializer.validated_data, request.user)
         return Response(api_json.rule_json(self.rule_or_404(rule.pk)))
 
     @extend_schema(operation_id="alert_rules_destroy", summary="Delete an alert rule",
                    responses={204: OpenApiResponse(description="Deleted.")}, tags=["alerts"])
     def delete(self, request, rule_id):
-        self.rule_or_404(rule_id).delete()
+        alert_rules.delete_rule(self.rule_or_404(rule_id), request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -115,7 +115,7 @@ class SharedDestinationListView(AlertApiView):
         serializer = SharedDestinationSerializer(data=request.data, project=request.user.project)
         if not serializer.is_valid():
             return invalid(serializer.errors)
-        created = shared_destinations.create(request.user.project, serializer.validated_data)
+        created = shared_destinations.create(request.user.project, serializer.validated_data, request.user)
         return Response(shared_destinations.as_json(created), status=status.HTTP_201_CREATED)
 
 
@@ -140,14 +140,14 @@ class SharedDestinationDetailView(AlertApiView):
                                                  instance_pk=found.pk)
         if not serializer.is_valid():
             return invalid(serializer.errors)
-        shared_destinations.update(found, serializer.validated_data)
+        shared_destinations.update(found, serializer.validated_data, request.user)
         return Response(shared_destinations.as_json(self.destination_or_404(found.pk)))
 
     @extend_schema(operation_id="destinations_destroy", summary="Delete a project-wide destination",
                    description="Rules that used it no longer send there.",
                    responses={204: OpenApiResponse(description="Deleted.")}, tags=["alerts"])
     def delete(self, request, destination_id):
-        self.destination_or_404(destination_id).delete()
+        shared_destinations.delete(self.destination_or_404(destination_id), request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -166,7 +166,7 @@ class SilenceListView(AlertApiView):
         serializer = SilenceSerializer(data=request.data, context={"project": request.user.project})
         if not serializer.is_valid():
             return invalid(serializer.errors)
-        created = silences.create(request.user.project, serializer.validated_data, str(request.user))
+        created = silences.create(request.user.project, serializer.validated_data, str(request.user), request.user)
         return Response(silences.as_json(created), status=status.HTTP_201_CREATED)
 
 
@@ -175,5 +175,5 @@ class SilenceDetailView(AlertApiView):
                    responses={204: OpenApiResponse(description="Ended.")}, tags=["alerts"])
     def delete(self, request, silence_id):
         found = get_object_or_404(Silence, project=request.user.project, pk=silence_id, ended_at__isnull=True)
-        silences.end(found, str(request.user))
+        silences.end(found, str(request.user), request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)

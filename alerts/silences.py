@@ -3,20 +3,41 @@ notifications back at a given time. Input has been validated by SilenceSerialize
 
 from datetime import datetime
 
+from django.db import transaction
 from django.utils import timezone
 
 from alerts.models import Silence
+from tenancy import audit
 
 
-def create(project, data: dict, actor: str) -> Silence:
-    return Silence.objects.create(project=project, rule_id=data.get("rule_id"), until=data["until"],
-                                  reason=data["reason"], created_by=actor[:200])
+def _object(silence: Silence) -> tuple:
+    held = f"rule {silence.rule_id}" if silence.rule_id else "every rule"
+    return ("silence", silence.pk, f"silence {silence.pk} of {held}")
 
 
-def end(silence: Silence, actor: str) -> None:
+def audited(silence: Silence) -> dict:
+    return {"rule_id": silence.rule_id, "until": silence.until, "reason": silence.reason,
+            "ended_at": silence.ended_at}
+
+
+@transaction.atomic
+def create(project, data: dict, created_by: str, actor=None) -> Silence:
+    """`created_by` is how the silence list names who made it; `actor` is the
+    principal the audit log records (default: that name)."""
+    silence = Silence.objects.create(project=project, rule_id=data.get("rule_id"), until=data["until"],
+                                     reason=data["reason"], created_by=created_by[:200])
+    audit.record(project, actor or created_by, "silence.create", _object(silence), before={}, after=audited(silence))
+    return silence
+
+
+@transaction.atomic
+def end(silence: Silence, ended_by: str, actor=None) -> None:
     """Ends it now (an ended silence stays listed in the history of what it held back)."""
-    Silence.objects.filter(pk=silence.pk, ended_at__isnull=True).update(ended_at=timezone.now(),
-                                                                         ended_by=actor[:200])
+    now = timezone.now()
+    if Silence.objects.filter(pk=silence.pk, ended_at__isnull=True).update(ended_at=now, ended_by=ended_by[:200]):
+        before = audited(silence)
+        audit.record(silence.project_id, actor or ended_by, "silence.end", _object(silence), before=before,
+                     after={**before, "ended_at": now})
 
 
 def active(project, now: datetime | None = None):

@@ -72,10 +72,10 @@ def _builder(request, project, rule: AlertRule | None):
             preview = _preview(project, serializer.validated_data)
         elif not errors:
             if rule is None:
-                rule = alert_rules.create_rule(project, serializer.validated_data)
+                rule = alert_rules.create_rule(project, serializer.validated_data, request.user)
                 messages.success(request, "Rule created.")
             else:
-                alert_rules.update_rule(rule, serializer.validated_data)
+                alert_rules.update_rule(rule, serializer.validated_data, request.user)
                 messages.success(request, "Rule saved.")
             return redirect(rule)
     else:
@@ -150,7 +150,7 @@ def history(request, slug):
 @changes_need(Role.EDITOR)
 def rule_toggle(request, slug, rule_id):
     _, rule = _rule(request, slug, rule_id)
-    alert_rules.set_enabled(rule, not rule.enabled)
+    alert_rules.set_enabled(rule, not rule.enabled, request.user)
     messages.success(request, "Rule enabled." if rule.enabled else "Rule disabled.")
     return redirect(rule)
 
@@ -172,7 +172,7 @@ def _minutes_ahead(typed: str):
 def rule_mute(request, slug, rule_id):
     _, rule = _rule(request, slug, rule_id)
     if request.POST.get("unmute"):
-        alert_rules.mute(rule, None)
+        alert_rules.mute(rule, None, request.user)
         messages.success(request, "Rule unmuted.")
         return redirect(rule)
     until = None
@@ -188,7 +188,7 @@ def rule_mute(request, slug, rule_id):
     if until is None or until <= timezone.now():
         messages.error(request, "Mute until: give a time in the future.")
     else:
-        alert_rules.mute(rule, until)
+        alert_rules.mute(rule, until, request.user)
         messages.success(request, f"Muted until {until:%Y-%m-%d %H:%M} UTC.")
     return redirect(rule)
 
@@ -237,7 +237,7 @@ def destination_test(request, slug, rule_id, destination_id):
 @changes_need(Role.EDITOR)
 def rule_delete(request, slug, rule_id):
     project, rule = _rule(request, slug, rule_id)
-    rule.delete()
+    alert_rules.delete_rule(rule, request.user)
     messages.success(request, "Rule deleted.")
     return redirect("alerts:rule-list", project.slug)
 
@@ -247,7 +247,7 @@ def rule_delete(request, slug, rule_id):
 @changes_need(Role.EDITOR)
 def destination_enable(request, slug, rule_id, destination_id):
     _, rule = _rule(request, slug, rule_id)
-    alert_rules.enable_destination(get_object_or_404(Destination, rule=rule, pk=destination_id))
+    alert_rules.enable_destination(get_object_or_404(Destination, rule=rule, pk=destination_id), request.user)
     messages.success(request, "Destination enabled again.")
     return redirect(rule)
 
@@ -288,7 +288,7 @@ def destinations(request, slug):
         data = {"name": typed["name"], **builder.destination_from_row(typed)}
         serializer = SharedDestinationSerializer(data=data, project=project)
         if serializer.is_valid():
-            created = shared_destinations.create(project, serializer.validated_data)
+            created = shared_destinations.create(project, serializer.validated_data, request.user)
             messages.success(request, f"Destination {created.name!r} added: rules can pick it now.")
             return redirect("alerts:destinations", project.slug)
         errors = flatten_errors(serializer.errors)
@@ -310,7 +310,7 @@ def _shared(request, slug, destination_id):
 @changes_need(Role.EDITOR)
 def destination_delete(request, slug, destination_id):
     project, found = _shared(request, slug, destination_id)
-    found.delete()
+    shared_destinations.delete(found, request.user)
     messages.success(request, f"Destination {found.name!r} deleted; the rules that used it no longer send there.")
     return redirect("alerts:destinations", project.slug)
 
@@ -320,7 +320,7 @@ def destination_delete(request, slug, destination_id):
 @changes_need(Role.EDITOR)
 def shared_destination_enable(request, slug, destination_id):
     project, found = _shared(request, slug, destination_id)
-    shared_destinations.enable(found)
+    shared_destinations.enable(found, request.user)
     messages.success(request, f"Destination {found.name!r} enabled again.")
     return redirect("alerts:destinations", project.slug)
 
@@ -341,7 +341,7 @@ def silence_list(request, slug):
                                              "until": until, "reason": typed["reason"]},
                                        context={"project": project})
         if serializer.is_valid():
-            created = silences.create(project, serializer.validated_data, request.user.get_username())
+            created = silences.create(project, serializer.validated_data, request.user.get_username(), request.user)
             messages.success(request, f"Silenced until {created.until:%Y-%m-%d %H:%M} UTC.")
             return redirect("alerts:silences", project.slug)
         errors = flatten_errors(serializer.errors)
@@ -359,6 +359,7 @@ def silence_list(request, slug):
 @changes_need(Role.EDITOR)
 def silence_end(request, slug, silence_id):
     project = project_for_user_or_404(request.user, slug)
-    silences.end(get_object_or_404(Silence, project=project, pk=silence_id), request.user.get_username())
+    silences.end(get_object_or_404(Silence, project=project, pk=silence_id), request.user.get_username(),
+                 request.user)
     messages.success(request, "Silence ended: notifications go out again from the next state change.")
     return redirect("alerts:silences", project.slug)

@@ -4,8 +4,6 @@ Every lookup is scoped to the key's project: another project's dataset or run
 answers 404, as if it did not exist.
 """
 
-from urllib.parse import urlencode
-
 import orjson
 from django.http import Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -18,17 +16,11 @@ from rest_framework.views import APIView
 from core.errors import error_response, json_errors
 from core.openapi import array, ref
 from evals import api_json, comparison, datasets, drift, jsonl, runs, validation
+from core.paging import PAGE_PARAMETERS, int_param, page
 from evals import api_shapes as shapes
 from evals.models import Dataset, Run
 from evals.validation import Invalid
 
-DEFAULT_PAGE = 100
-MAX_PAGE = 1000
-PAGE_PARAMETERS = [
-    OpenApiParameter("limit", OpenApiTypes.INT, description=f"At most this many (default {DEFAULT_PAGE}, "
-                                                              f"at most {MAX_PAGE}); the next page is in `Link`."),
-    OpenApiParameter("offset", OpenApiTypes.INT, description="Skip this many."),
-]
 CONFLICT = ref("Error")
 
 
@@ -38,34 +30,6 @@ def evals_schema(operation_id: str, summary: str, **kwargs):
 
 def not_found(what: str) -> Response:
     return error_response(f"{what} not found", status.HTTP_404_NOT_FOUND)
-
-
-def int_param(request, name: str, default=None, minimum: int = 0, maximum: int | None = None):
-    raw = request.query_params.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise Invalid(name, "must be an integer") from None
-    if value < minimum or (maximum is not None and value > maximum):
-        bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
-        raise Invalid(name, f"must be {bound}")
-    return value
-
-
-def page(request, queryset) -> tuple[list, dict]:
-    """`?limit=&offset=` over a list answer; the next page is in a `Link` header,
-    the total in `X-Total-Count`, so the body stays the plain list the contract shows."""
-    limit = int_param(request, "limit", DEFAULT_PAGE, 1, MAX_PAGE)
-    offset = int_param(request, "offset", 0, maximum=10**9)
-    rows = list(queryset[offset: offset + limit + 1])
-    headers = {}
-    if len(rows) > limit:
-        rows = rows[:limit]
-        query = {**request.query_params.dict(), "limit": limit, "offset": offset + limit}
-        headers["Link"] = f'<{request.build_absolute_uri(request.path)}?{urlencode(query)}>; rel="next"'
-    return rows, headers
 
 
 class EvalApiView(APIView):
@@ -112,7 +76,7 @@ class DatasetListView(EvalApiView):
             raise Invalid("name", 'the body must be a JSON object {"name": ..., "description": ...}')
         name = validation.dataset_name(data.get("name"))
         description = validation.text(data.get("description"), "description")
-        dataset = datasets.create_dataset(request.user.project, name, description)
+        dataset = datasets.create_dataset(request.user.project, name, description, request.user)
         return Response(api_json.dataset_json(dataset, 0), status=status.HTTP_201_CREATED)
 
 
@@ -157,7 +121,7 @@ class DatasetItemsView(EvalApiView):
         items = validation.items(item_values(request))
         replace = request.query_params.get("replace") in ("1", "true", "yes")
         change = datasets.apply_items(dataset, items, remove_others=replace, action="import" if imported else "items",
-                                      note=f"{len(items)} items" + (" (import)" if imported else ""))
+                                      note=f"{len(items)} items" + (" (import)" if imported else ""), actor=request.user)
         return Response(change.as_json())
 
 
@@ -165,7 +129,7 @@ class DatasetItemView(EvalApiView):
     @evals_schema("datasets_items_delete", "Remove one item (a new version)", responses={200: shapes.CHANGE})
     def delete(self, request, name, item_id):
         dataset = self.dataset(name)
-        return Response(datasets.delete_item(dataset, item_id).as_json())
+        return Response(datasets.delete_item(dataset, item_id, request.user).as_json())
 
 
 class DatasetRollbackView(EvalApiView):
@@ -176,7 +140,7 @@ class DatasetRollbackView(EvalApiView):
         version = request.data.get("version") if isinstance(request.data, dict) else None
         if isinstance(version, bool) or not isinstance(version, int):
             raise Invalid("version", "required: the version number to roll back to")
-        return Response(datasets.rollback(dataset, version).as_json())
+        return Response(datasets.rollback(dataset, version, request.user).as_json())
 
 
 class DatasetRecheckView(EvalApiView):

@@ -17,6 +17,7 @@ from django.utils import timezone
 from core.errors import ApiError
 from evals.models import Dataset, DatasetVersion, Item
 from evals.validation import Invalid
+from tenancy import audit
 
 CONTENT_FIELDS = ("input", "expected", "kind", "tags", "origin", "tolerance")
 
@@ -47,11 +48,21 @@ class Change:
         return asdict(self)
 
 
-def create_dataset(project, name: str, description: str = "") -> Dataset:
+# How each kind of new version reads in the audit log.
+AUDIT_ACTIONS = {"delete": "dataset.item_delete", "rollback": "dataset.rollback", "import": "dataset.import"}
+
+
+def _object(dataset: Dataset) -> tuple:
+    return ("dataset", dataset.pk, f"dataset {dataset.name}")
+
+
+def create_dataset(project, name: str, description: str = "", actor=None) -> Dataset:
     try:
         with transaction.atomic():
             dataset = Dataset.objects.create(project=project, name=name, description=description)
             DatasetVersion.objects.create(dataset=dataset, number=0, action="created", note="created empty")
+            audit.record(project, actor, "dataset.create", _object(dataset), before={},
+                         after={"name": name, "description": description, "version": 0})
     except IntegrityError:
         raise NameTaken(name) from None
     return dataset
@@ -80,7 +91,7 @@ def _row_content(row: Item) -> str:
 
 
 def apply_items(dataset: Dataset, items: list[dict], *, remove_others: bool = False, action: str = "items",
-                note: str = "") -> Change:
+                note: str = "", actor=None) -> Change:
     """Adds or replaces `items` (validated, see evals.validation.items); with
     `remove_others` the newest version holds exactly these items."""
     with transaction.atomic():
@@ -110,41 +121,48 @@ def apply_items(dataset: Dataset, items: list[dict], *, remove_others: bool = Fa
         if not closed and not added:
             return Change(locked.version, unchanged=unchanged)
         return _commit(locked, version, closed, added, Change(version, created, updated, unchanged, len(removed)),
-                       action, note)
+                       action, note, actor)
 
 
-def delete_item(dataset: Dataset, item_id: str) -> Change:
+def delete_item(dataset: Dataset, item_id: str, actor=None) -> Change:
     with transaction.atomic():
         locked = Dataset.objects.select_for_update().get(pk=dataset.pk)
         row = items_at(locked).filter(item_id=item_id).first()
         if row is None:
             raise NoSuchItem(dataset.name, item_id)
         version = locked.version + 1
-        return _commit(locked, version, [row.pk], [], Change(version, deleted=1), "delete", f"removed {item_id}")
+        return _commit(locked, version, [row.pk], [], Change(version, deleted=1), "delete", f"removed {item_id}",
+                       actor)
 
 
-def rollback(dataset: Dataset, version: int) -> Change:
+def rollback(dataset: Dataset, version: int, actor=None) -> Change:
     if not 0 <= version <= dataset.version:
         raise Invalid("version", f"no version {version}: versions run from 0 to {dataset.version}")
     target = [{"id": row.item_id, **{f: getattr(row, f) for f in CONTENT_FIELDS}}
               for row in items_at(dataset, version)]
-    return apply_items(dataset, target, remove_others=True, action="rollback", note=f"rollback to version {version}")
+    return apply_items(dataset, target, remove_others=True, action="rollback", note=f"rollback to version {version}",
+                       actor=actor)
 
 
 def _commit(dataset: Dataset, version: int, closed: list[int], added: list[Item], change: Change, action: str,
-            note: str) -> Change:
+            note: str, actor=None) -> Change:
     if closed:
         Item.objects.filter(pk__in=closed).update(until=version)
     Item.objects.bulk_create(added, batch_size=500)
     previous = DatasetVersion.objects.filter(dataset=dataset, number=dataset.version).values_list(
         "item_count", flat=True).first() or 0
     now = timezone.now()
+    count = previous + change.created - change.deleted
     DatasetVersion.objects.create(
         dataset=dataset, number=version, action=action, note=note[:300], created=change.created,
-        updated=change.updated, deleted=change.deleted, item_count=previous + change.created - change.deleted,
-        created_at=now,
+        updated=change.updated, deleted=change.deleted, item_count=count, created_at=now,
     )
     Dataset.objects.filter(pk=dataset.pk).update(version=version, updated_at=now)
+    audit.record(dataset.project_id, actor, AUDIT_ACTIONS.get(action, "dataset.update"), _object(dataset),
+                 before={"version": dataset.version, "item_count": previous},
+                 after={"version": version, "item_count": count},
+                 extra={"note": note[:300], "created": change.created, "updated": change.updated,
+                        "deleted": change.deleted})
     dataset.version, dataset.updated_at = version, now
     return change
 

@@ -29,7 +29,7 @@ def typed_value(text: str):
         return text
 
 
-def add_from_trace(project, trace: Trace, form) -> tuple[Dataset, datasets.Change, str]:
+def add_from_trace(project, trace: Trace, form, actor=None) -> tuple[Dataset, datasets.Change, str]:
     """Adds (or replaces) the item; creates the dataset when a new name is given."""
     new_name = (form.get("new_dataset") or "").strip()
     if new_name:
@@ -37,7 +37,7 @@ def add_from_trace(project, trace: Trace, form) -> tuple[Dataset, datasets.Chang
         dataset = Dataset.objects.filter(project=project, name=name).first()
         if dataset is None:
             try:
-                dataset = datasets.create_dataset(project, name, f"Started from trace {trace.trace_id}")
+                dataset = datasets.create_dataset(project, name, f"Started from trace {trace.trace_id}", actor)
             except datasets.NameTaken:
                 dataset = Dataset.objects.get(project=project, name=name)
     else:
@@ -59,5 +59,6 @@ def add_from_trace(project, trace: Trace, form) -> tuple[Dataset, datasets.Chang
     parsed = validation.item(item, "item")
     if parsed["kind"] == "label" and not isinstance(item["expected"], str):
         parsed = validation.item({**item, "expected": expected_text.strip()}, "item")
-    change = datasets.apply_items(dataset, [parsed], action="trace", note=f"from trace {trace.trace_id}")
+    change = datasets.apply_items(dataset, [parsed], action="trace", note=f"from trace {trace.trace_id}",
+                                  actor=actor)
     return dataset, change, parsed["id"]

@@ -74,7 +74,7 @@ def _create_dataset(request, project):
     try:
         name = validation.dataset_name(request.POST.get("name", "").strip())
         description = validation.text(request.POST.get("description", ""), "description")
-        dataset = datasets.create_dataset(project, name, description)
+        dataset = datasets.create_dataset(project, name, description, request.user)
     except Invalid as error:
         messages.error(request, f"Not created: {error}")
         return redirect("evals:dataset-list", project.slug)
@@ -140,7 +140,7 @@ def dataset_import(request, slug, name):
     try:
         items = validation.items(jsonl.parse(upload.read()))
         change = datasets.apply_items(dataset, items, remove_others=bool(request.POST.get("replace")),
-                                      action="import", note=f"imported {upload.name}"[:300])
+                                      action="import", note=f"imported {upload.name}"[:300], actor=request.user)
     except Invalid as error:
         messages.error(request, f"Nothing imported: {error}")
         return redirect(dataset)
@@ -159,7 +159,7 @@ def dataset_rollback(request, slug, name):
     _, dataset = _dataset(request, slug, name)
     raw = request.POST.get("version", "")
     try:
-        change = datasets.rollback(dataset, int(raw) if raw.isdigit() else -1)
+        change = datasets.rollback(dataset, int(raw) if raw.isdigit() else -1, request.user)
     except Invalid as error:
         messages.error(request, f"Not rolled back: {error}")
         return redirect(dataset)
@@ -276,7 +276,7 @@ def truth_from_trace(request, slug):
     project = project_for_user_or_404(request.user, slug)
     trace = get_object_or_404(Trace, project=project, trace_id=request.POST.get("trace_id", ""))
     try:
-        dataset, change, item_id = add_from_trace(project, trace, request.POST)
+        dataset, change, item_id = add_from_trace(project, trace, request.POST, request.user)
     except Invalid as error:
         messages.error(request, f"Not added to the truth set: {error}")
         return redirect(trace)

@@ -63,7 +63,7 @@ class PolicyView(APIView):
         if expected and match_fails(expected, store.etag_for(store.current_version(project))):
             return error_response("the policy changed since you read it (If-Match does not match its ETag)",
                                   status.HTTP_412_PRECONDITION_FAILED)
-        return policy_response(store.replace(project, profiles, note, api_key_label(request)))
+        return policy_response(store.replace(project, profiles, note, api_key_label(request), actor=request.user))
 
 
 class PolicyVersionsView(APIView):
@@ -88,4 +88,5 @@ class PolicyRollbackView(APIView):
         note = "" if data.get("note") is None else data["note"]
         if not isinstance(note, str):
             raise PolicyError({"note": "must be a string"})
-        return policy_response(store.rollback(request.user.project, data["version"], api_key_label(request), note.strip()))
+        return policy_response(store.rollback(request.user.project, data["version"], api_key_label(request), note.strip(),
+                                              actor=request.user))

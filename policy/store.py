@@ -12,6 +12,7 @@ from django.db import transaction
 
 from policy.document import PolicyError, default_profiles
 from policy.models import PolicySource, PolicyVersion
+from tenancy import audit
 from tenancy.models import Project
 
 DEFAULT_NOTE = "built-in defaults"
@@ -79,21 +80,29 @@ def history(project: Project) -> list[Policy]:
 
 def replace(project: Project, profiles: dict, note: str, changed_by: str = "",
             source: str = PolicySource.API, rolled_back_from: int | None = None,
-            at: datetime | None = None) -> Policy:
+            at: datetime | None = None, actor=None) -> Policy:
     """Writes the next version. `profiles` has been validated (document.parse_document);
-    `at` backdates it (the demo's history), default now."""
+    `at` backdates it (the demo's history), default now. `actor` is the principal
+    the audit log records (default: `changed_by`, a name)."""
     with transaction.atomic():
         # Concurrent writers of one project queue here, so each gets its own number.
         Project.objects.select_for_update().filter(pk=project.pk).first()
+        previous = current(project)
         row = PolicyVersion.objects.create(
-            project=project, version=current_version(project) + 1, profiles=profiles, note=note,
+            project=project, version=previous.version + 1, profiles=profiles, note=note,
             changed_by=changed_by[:200], source=source, rolled_back_from=rolled_back_from,
             **({"created_at": at} if at else {}),
         )
+        audit.record(project, actor or changed_by or None,
+                     "policy.rollback" if rolled_back_from is not None else "policy.update",
+                     ("policy", "", f"fuse policy version {row.version}"),
+                     before={"version": previous.version, **audit.flat(previous.profiles)},
+                     after={"version": row.version, **audit.flat(profiles)},
+                     extra={"note": note, "source": source})
     return from_row(row)
 
 
-def rollback(project: Project, version, changed_by: str = "", note: str = "") -> Policy:
+def rollback(project: Project, version, changed_by: str = "", note: str = "", actor=None) -> Policy:
     """A new version equal to `version`."""
     if isinstance(version, bool) or not isinstance(version, int):
         raise PolicyError({"version": "must be an integer version number"})
@@ -101,7 +110,7 @@ def rollback(project: Project, version, changed_by: str = "", note: str = "") ->
     if target is None:
         raise PolicyError({"version": f"no version {version}; this policy has versions 0–{current_version(project)}"})
     return replace(project, target.profiles, note or f"rollback to version {version}", changed_by,
-                   PolicySource.ROLLBACK, rolled_back_from=version)
+                   PolicySource.ROLLBACK, rolled_back_from=version, actor=actor)
 
 
 def max_rounds(project: Project | int, profile: str = "default") -> int:

@@ -156,7 +156,7 @@ def preview(project, params: ChartParams, scope: str, name: str, profile: str,
 
 
 def apply(project, params: ChartParams, scope: str, name: str, profile: str, changed_by: str,
-          confirmed_block: float, objective: Objective = Objective(), at=None) -> store.Policy:
+          confirmed_block: float, objective: Objective = Objective(), at=None, actor=None) -> store.Policy:
     """A new policy version whose block threshold at `scope` (the profile's own,
     agent type `name`, step `name`) is the suggested one, if it is still the
     `confirmed_block` the person saw priced; accept is raised to it if it was
@@ -184,7 +184,7 @@ def apply(project, params: ChartParams, scope: str, name: str, profile: str, cha
             f"{_pct(before['fuse_rate'])} → {_pct(after['fuse_rate'])}, incorrect let through "
             f"{before['let_through']} → {after['let_through']} of {after['incorrect']}")
     profiles, note = parse_document({"profiles": profiles, "note": note})
-    return store.replace(project, profiles, note, changed_by, PolicySource.CALIBRATION, at=at)
+    return store.replace(project, profiles, note, changed_by, PolicySource.CALIBRATION, at=at, actor=actor)
 
 
 def _pct(value: float | None) -> str:

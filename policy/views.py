@@ -39,7 +39,7 @@ def policy_page(request, slug):
         except PolicyError as error:
             errors = error.fields
         else:
-            saved = store.replace(project, profiles, note, person(request), PolicySource.PAGE)
+            saved = store.replace(project, profiles, note, person(request), PolicySource.PAGE, actor=request.user)
             messages.success(request, f"Saved as version {saved.version}.")
             return redirect("policy:policy", slug)
     current = store.current(project)
@@ -80,7 +80,7 @@ def rollback(request, slug):
     project = project_for_user_or_404(request.user, slug)
     try:
         policy = store.rollback(project, version_param(request.POST.get("version")), person(request),
-                                request.POST.get("note", "").strip()[:500])
+                                request.POST.get("note", "").strip()[:500], actor=request.user)
     except PolicyError as error:
         messages.error(request, str(error))
     else:
@@ -120,7 +120,7 @@ def apply_threshold(request, slug):
                            if k in (*FILTER_FIELDS, *OBJECTIVE_FIELDS, "scope", "profile", "query")],
             })
         policy = suggestion.apply(project, params.validated_data, scope, name, profile, person(request),
-                                  _confirmed_block(request.POST.get("block")), objective)
+                                  _confirmed_block(request.POST.get("block")), objective, actor=request.user)
     except suggestion.NoSuggestion as refused:
         messages.error(request, str(refused))
         return redirect(back)

@@ -7,11 +7,14 @@ every field at fault (`retention.trace_days: ...`), so a bad value changes
 nothing.
 """
 
+import copy
+
 from django.db import transaction
 
 from core.errors import ApiError
 from core.field_checks import FieldErrors, count_problem, number_problem
 from provenance.costs import validate_prices
+from tenancy import audit
 from tenancy.models import Project
 
 MAX_DAYS = 36500  # a hundred years: anything longer is "keep forever" (null)
@@ -96,11 +99,27 @@ def validate_changes(data, project: Project | None = None) -> dict:
     return changes
 
 
-def change(project: Project, data) -> Project:
+def audited(project: Project, changes: dict, applied: bool = False) -> dict:
+    """The changed settings as the audit log compares them, before (or, `applied`,
+    after) the change: dotted fields (`retention.trace_days`, `prices.gpt-4o.input`)
+    so a change shows only what moved."""
+    if applied:
+        project = copy.copy(project)
+        for field, value in changes.items():
+            setattr(project, field, value)
+    return {name: value for name, value in audit.flat(as_dict(project)).items()
+            if name.split(".")[-1] in changes or name.split(".")[0] in changes}
+
+
+def change(project: Project, data, actor=None) -> Project:
     changes = validate_changes(data, project)
     if changes:
         with transaction.atomic():
+            before = audited(project, changes)
             Project.objects.filter(pk=project.pk).update(**changes)
+            after = audited(project, changes, applied=True)
+            audit.record(project, actor, "project.update", ("project", project.pk, f"project {project.slug}"),
+                         before=before, after=after)
             if "high_uncertainty_threshold" in changes:
                 # Which answers are doubtful, and what caused them, moved with it.
                 from provenance import tasks

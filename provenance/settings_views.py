@@ -30,7 +30,7 @@ def settings_page(request, slug):
                        new_model=request.GET.get("model", "")[:255])
     if posted and "save_prices" in posted:
         try:
-            project_settings.change(project, {"prices": prices.table()})
+            project_settings.change(project, {"prices": prices.table()}, request.user)
         except project_settings.SettingsError as error:
             prices.add_api_errors(error.fields)
         else:
@@ -48,7 +48,7 @@ def settings_page(request, slug):
             form.add_api_errors(error.fields)
         else:
             if "save" in request.POST:
-                project_settings.change(project, changes)
+                project_settings.change(project, changes, request.user)
                 messages.success(request, "Settings saved. The retention job applies them tonight at 03:30.")
                 return redirect("provenance:settings", project.slug)
             merged = {**job.Retention.of(project).as_dict(), **{k: v for k, v in validated.items()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from provenance import settings_views
+from provenance import audit_views, settings_views
 from provenance.explorer import views
 from provenance.health import views as health_views
 from provenance.root_causes import views as root_cause_views
@@ -15,4 +15,5 @@ urlpatterns = [
     path("p/<slug:slug>/traces/<path:trace_id>/", views.trace_detail, name="trace-detail"),
     path("p/<slug:slug>/health/", health_views.health_page, name="health"),
     path("p/<slug:slug>/settings/", settings_views.settings_page, name="settings"),
+    path("p/<slug:slug>/settings/audit/", audit_views.audit_page, name="audit-log"),
 ]

@@ -7,8 +7,10 @@ the change does. `detail` holds only the fields that changed, as
 `{"changed": {field: {"before": old, "after": new}}}`, plus anything the
 caller adds (e.g. the name of a key, never its secret)."""
 
+import json
 from typing import Any
 
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 
 from tenancy.models import ApiKey, AuditEntry, Project
@@ -35,7 +37,7 @@ def actor_label(actor) -> str:
 def changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     """The fields whose values differ, each with its value before and after
     (a field missing on one side is None there)."""
-    before, after = before or {}, after or {}
+    before, after = plain_json(before or {}), plain_json(after or {})
     changed = {}
     for field in sorted(set(before) | set(after)):
         old, new = before.get(field), after.get(field)
@@ -54,7 +56,7 @@ def record(
     after: dict[str, Any] | None = None,
     extra: dict[str, Any] | None = None,
 ) -> AuditEntry | None:
-    """Writes one entry. `actor` is a request's user (a person, or the API
+    """Writes one entry for `project` (or its id). `actor` is a request's user (a person, or the API
     client of a key), a User, an ApiKey, or a word. `obj` is a model instance or
     a `(type, id, words)` triple. An update that changed nothing writes nothing
     (and returns None); a creation or deletion always writes."""
@@ -66,7 +68,7 @@ def record(
         detail["changed"] = changed
     object_type, object_id, words = describe(obj)
     return AuditEntry.objects.create(
-        project=project,
+        project_id=getattr(project, "pk", project),
         actor=actor_label(actor)[:200],
         actor_user=_user_of(actor),
         actor_key=_key_of(actor),
@@ -74,8 +76,27 @@ def record(
         object_type=object_type,
         object_id=object_id,
         object=words[:300],
-        detail=detail,
+        detail=plain_json(detail),
     )
+
+
+def plain_json(value):
+    """`value` as plain JSON types (times as ISO 8601 strings), as the entry will read back."""
+    return json.loads(json.dumps(value, cls=DjangoJSONEncoder))
+
+
+def flat(document: dict[str, Any] | None, prefix: str = "") -> dict[str, Any]:
+    """A nested document as dotted fields (`default.by_step.verify.block`), so a
+    change shows as the few leaves that moved rather than the whole document."""
+    fields: dict[str, Any] = {}
+    for key, value in (document or {}).items():
+        name = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, dict):
+            # An empty table has no fields: emptying one shows each of its fields going.
+            fields.update(flat(value, name))
+        else:
+            fields[name] = value
+    return fields
 
 
 def describe(obj) -> tuple[str, str, str]:

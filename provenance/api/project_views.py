@@ -17,4 +17,4 @@ class ProjectView(APIView):
     @extend_schema(operation_id="project_update", summary="Change the project's settings", tags=["project"],
                    request={"application/json": shapes.PROJECT_PATCH}, responses={200: shapes.PROJECT})
     def patch(self, request):
-        return Response(project_settings.as_dict(project_settings.change(request.user.project, request.data)))
+        return Response(project_settings.as_dict(project_settings.change(request.user.project, request.data, request.user)))

@@ -5,7 +5,8 @@ ids of their events (so an event resent later is stored again, and its trace
 simply created anew). Metric rollups keep their counts. The stored root
 causes of the traces downstream of those deleted (in other traces, through
 cross-trace parents) are recomputed in the same transaction: an answer whose
-cause was deleted no longer has it.
+cause was deleted no longer has it. The audit log is kept
+as long as traces are.
 
 A batch of traces is deleted in one transaction of a few statements, children
 first; the job repeats batches until none is left, so a run killed halfway is
@@ -20,7 +21,7 @@ from django.db.models.functions import Coalesce
 
 from provenance.models import Edge, Escalation, Fuse, HealthFinding, IngestedEvent, Node, Review, Trace
 from provenance.root_causes import store as root_causes
-from tenancy.models import Project
+from tenancy.models import AuditEntry, Project
 
 BATCH_TRACES = 500
 
@@ -76,3 +77,10 @@ def sweep_stray_fuses(project: Project) -> int:
     deleted, _ = stray.delete()
     return deleted
 
+
+
+def delete_audit_entries(project: Project, cutoff: datetime) -> int:
+    """Deletes the project's audit entries older than `cutoff` (one statement:
+    the log grows with people's changes, not with traffic)."""
+    deleted, _ = AuditEntry.objects.filter(project=project, at__lt=cutoff).delete()
+    return deleted

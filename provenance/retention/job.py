@@ -97,6 +97,7 @@ def apply_project(project: Project, now: datetime | None = None, dry_run: bool =
                     break
                 _progress(run, traces_deleted=traces, nodes_deleted=nodes)
             deletion.sweep_stray_fuses(project)
+            deletion.delete_audit_entries(project, cutoff)
         if retention.full_content_days is not None:
             pass_ = Summarizing.of(project, now - timedelta(days=retention.full_content_days),
                                    retention.keep_full_below)

@@ -36,6 +36,20 @@ def test_trace_list_shows_only_the_keys_project(api, other_api, ingest):
     assert api.get("/api/v1/traces?has_fused=true").json()["results"] == []
 
 
+def test_the_audit_log_shows_only_the_keys_project(api, other_api, make_project):
+    other_api.post("/api/v1/datasets", {"name": "their-secret-set"}, format="json")
+    other_api.patch("/api/v1/project", {"name": "Globex Secret"}, format="json")
+    api.post("/api/v1/datasets", {"name": "ours"}, format="json")
+
+    for query in ("", "?action=dataset.create", "?object_type=project", "?actor=default", "?limit=1&offset=1"):
+        response = api.get(f"/api/v1/audit{query}")
+        assert response.status_code == 200
+        assert "their-secret-set" not in response.content.decode()
+        assert "Globex" not in response.content.decode() and "globex" not in response.content.decode()
+    assert [e["object"] for e in api.get("/api/v1/audit").json()] == ["dataset ours"]
+    assert [e["object"] for e in other_api.get("/api/v1/audit").json()] == ["project globex", "dataset their-secret-set"]
+
+
 def test_equal_trace_and_product_ids_in_two_projects_stay_separate(api, other_api, ingest):
     mine = ingest(node_event("frag", confidence=0.9, content="mine"), node_event("final", parents=["frag"], seconds=1))
     theirs = ingest(
