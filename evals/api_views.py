@@ -15,8 +15,8 @@ from rest_framework.views import APIView
 
 from core.errors import error_response, json_errors
 from core.openapi import array, ref
-from evals import api_json, comparison, datasets, drift, jsonl, runs, validation
 from core.paging import PAGE_PARAMETERS, int_param, page
+from evals import api_json, comparison, datasets, drift, jsonl, runs, validation
 from evals import api_shapes as shapes
 from evals.models import Dataset, Run
 from evals.validation import Invalid

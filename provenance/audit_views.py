@@ -7,17 +7,16 @@ from django.shortcuts import render
 
 from core.errors import flatten_errors
 from tenancy import audit_log
-from tenancy.membership import has_role, project_for_user_or_404
+from tenancy.membership import changes_need, project_for_user_or_404
 from tenancy.models import Role
 
 PAGE_SIZE = 50
 
 
 @login_required
+@changes_need(Role.ADMIN, reading_too=True)
 def audit_page(request, slug):
     project = project_for_user_or_404(request.user, slug)
-    if not has_role(request.user, project, Role.ADMIN):
-        return render(request, "provenance/audit_forbidden.html", {"project": project}, status=403)
     typed = {name: request.GET.get(name, "").strip() for name in audit_log.FILTERS}
     filters = audit_log.AuditFilters(data={name: value for name, value in typed.items() if value})
     # A bad filter is named beside its input and the log shown unfiltered (a 200: it is a page to read).
