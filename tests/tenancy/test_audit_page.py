@@ -98,7 +98,7 @@ def test_anyone_but_an_admin_gets_a_403_in_plain_words(person, project, api, rol
 
     assert response.status_code == 403
     page = response.content.decode()
-    assert "Only the project's admins can read its audit log" in page
+    assert f"You are {'an' if role == Role.EDITOR else 'a'} {role} in {project.slug}; ask an admin to make you an admin" in page
     assert "hidden-set" not in page
 
 
