@@ -94,31 +94,38 @@ class FakeLLM:
 
     def retrieve(self, count: int, drift: float) -> list[Artifact]:
         """Fragments from the knowledge base; a stale index (drift) and noise lower similarity."""
-        fragments = []
-        for index in range(count):
-            relevant = index == 0 or self.rng.random() < 0.55 - self.noise * 0.4
-            if relevant:
-                # A stale index hurts the right documents most: their similarity sinks towards the rest.
-                quality = 0.86 - self.noise * 0.7 - drift * 1.5
-            elif self.rng.random() < 0.12:
-                quality = 0.38  # off topic: what a consumer's fuse is for
-            else:
-                quality = 0.68 - self.noise * 0.5 - drift * 0.3
-            confidence, correct = self.scored(quality, 0.08)
-            content = self.policy if relevant and correct else self.rng.choice(DISTRACTORS)
-            fragments.append(Artifact(content, confidence, relevant and correct))
-        return fragments
+        return [self.fragment(index == 0 or self.rng.random() < 0.55 - self.noise * 0.4, drift) for index in range(count)]
+
+    def retrieve_again(self, drift: float) -> Artifact:
+        """The retriever told why its fragment was fused narrows its query:
+        usually the right document, matched more closely."""
+        return self.fragment(self.rng.random() < 0.75 - self.noise * 0.4, drift, narrowed=0.1)
+
+    def fragment(self, relevant: bool, drift: float, narrowed: float = 0.0) -> Artifact:
+        if relevant:
+            # A stale index hurts the right documents most: their similarity sinks towards the rest.
+            quality = 0.95 + narrowed - self.noise * 0.7 - drift * 1.5
+        elif self.rng.random() < 0.12:
+            quality = 0.3  # off topic: what a consumer's fuse is for
+        else:
+            # Near misses: doubtful (below the high-uncertainty threshold), yet above a lenient block threshold.
+            quality = 0.46 - self.noise * 0.3 - drift * 0.3
+        confidence, correct = self.scored(quality, 0.08)
+        content = self.policy if relevant and correct else self.rng.choice(DISTRACTORS)
+        return Artifact(content, confidence, relevant and correct)
 
     def tool(self) -> Artifact:
         if self.rng.random() < 0.03 + self.noise * 0.15:
             return Artifact("order service timed out after 5 s", 0.0, False, failed=True)
         return Artifact(f"order {self.order}: status shipped, 1 item ({self.item})", 0.99, True)
 
-    def reason(self, inputs_correct: bool, support: float, round_: int) -> Artifact:
+    def reason(self, inputs_correct: bool, support: float, round_: int, fluent: bool = False) -> Artifact:
         correct = inputs_correct and self.rng.random() < 0.97 - 0.3 * self.noise
         # Self-consistency: samples built on wrong premises disagree, so a wrong
-        # conclusion mostly comes out doubtful; weak support lowers both.
-        quality = (0.84 if correct else 0.42) + 0.1 * (support - 0.7) - 0.1 * self.noise
+        # conclusion mostly comes out doubtful; weak support lowers both. A
+        # fragment taken as fact is the exception (`fluent`): every sample
+        # repeats it, and the wrong conclusion comes out nearly as sure as a right one.
+        quality = (0.84 if correct else 0.7 if fluent else 0.42) + 0.1 * (support - 0.7) - 0.1 * self.noise
         confidence = clamp(self.rng.gauss(quality, 0.1))
         text = (f"The customer asks about {self.intent.replace('_', ' ')} for order {self.order}. "
                 f"Per policy: {self.policy}" if correct else

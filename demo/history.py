@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from demo.model_quality import HistoryNoise
+from demo.policy_story import OPEN_FOR
 from demo.workflow import Ticket, TraceWriter, run_ticket
-from denoiseflow import Recorder
+from denoiseflow import ConfidenceFuse, Recorder, Thresholds
 
 REGULAR_EVERY = timedelta(minutes=15)
 INCIDENT_EVERY = timedelta(minutes=2)
@@ -69,22 +70,36 @@ class Filled:
     skipped: int = 0
 
 
-def fill(recorder: Recorder, noise: HistoryNoise, existing: set[str], scale: float = 1.0,
-         until: datetime | None = None) -> Filled:
-    filled = Filled()
+def fill(recorder: Recorder, noise: HistoryNoise, existing: set[str], fuse: ConfidenceFuse, filled: Filled,
+         scale: float = 1.0, until: datetime | None = None, between: tuple = (None, None)) -> Filled:
+    """Records the scheduled tickets that start in `between` ([from, to), None:
+    unbounded) and are not in `existing`, gated by `fuse` (the policy
+    client's: its thresholds are the policy in force while they run)."""
+    low, high = between
     for start in schedule(noise, scale, until):
+        if (low is not None and start < low) or (high is not None and start >= high):
+            continue
         trace_id = trace_id_at(start)
         if trace_id in existing:
             filled.skipped += 1
             continue
         jitter = random.Random(trace_id).uniform(0, 20)
         moment = start + timedelta(seconds=jitter)
-        run_ticket(recorder, Ticket(trace_id, moment, noise.noise(moment), noise.drift(moment)))
+        judged = moment < (until or noise.now) - OPEN_FOR
+        run_ticket(recorder, Ticket(trace_id, moment, noise.noise(moment), noise.drift(moment),
+                                    escalations_judged=judged), fuse)
         filled.tickets += 1
-    if BAD_ANSWER_TRACE not in existing:
-        record_bad_answer(recorder, noise.now - timedelta(hours=2, minutes=10))
+    bad_answer_at = noise.now - timedelta(hours=2, minutes=10)
+    if BAD_ANSWER_TRACE not in existing and (low is None or bad_answer_at >= low) and (
+            high is None or bad_answer_at < high):
+        record_bad_answer(recorder, bad_answer_at)
         filled.tickets += 1
     return filled
+
+
+# The bad answer's story is told as it happened, whatever the policy says now:
+# its reasoning agent's fuse blocked the 0.31 fragment at 0.5.
+BAD_ANSWER_FUSE = ConfidenceFuse(by_agent_type={"retrieval": Thresholds(accept=0.75, block=0.5)})
 
 
 def record_bad_answer(recorder: Recorder, at: datetime) -> None:
@@ -92,7 +107,7 @@ def record_bad_answer(recorder: Recorder, at: datetime) -> None:
     low confidence and fused by the reasoning agent's own fuse — which then used
     it anyway. The verifier checked only the logic, the answer went out wrong,
     and QA marked it incorrect. Its root cause is the fused fragment."""
-    w = TraceWriter(recorder, BAD_ANSWER_TRACE, at, random.Random(BAD_ANSWER_TRACE))
+    w = TraceWriter(recorder, BAD_ANSWER_TRACE, at, random.Random(BAD_ANSWER_TRACE), BAD_ANSWER_FUSE)
     ticket = "I returned the blender on 2 March from Berlin. Where is my refund for order A-1043?"
     question = w.node("input", "gateway", ticket, step="user_input", source_type="user_input", seconds=(0, 0))
     intent = w.node("intent", "intent_classifier_v3", "refund_status", step="intent", source_type="reasoning",

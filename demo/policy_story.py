@@ -1,14 +1,20 @@
 """The fuse loop in the demo: agents read their thresholds from the central
 policy through the SDK's policy client (ETag), retry upstream with the fuse
-reason, escalate to a person after repeated fuses. Partway through the
-history the retrieval block threshold is changed the way a person would change
-it: to the threshold the demo's own Calibration suggests on the reviews
-recorded until then (policy.suggestion, the Calibration page's Apply), its
-note quoting that page's numbers for that window; the agents pick the new
-version up by ETag, and the newest escalations wait in the inbox.
+reason, escalate to a person after repeated fuses. The demo starts lenient:
+doubtful retrieval fragments (below the high-uncertainty threshold, above a
+low block threshold) are used with care, and some of them mislead the
+reasoning (demo.workflow). Partway through the history the retrieval block
+threshold is changed the way a person would change it: to the threshold the
+demo's own Calibration suggests on the reviews recorded until then
+(policy.suggestion, the Calibration page's Apply); the agents — the history's
+workflow and the story's own tickets alike — pick the new version up by ETag,
+the retriever's share of the wrong answers falls, and the newest escalations
+wait in the inbox. The new version's note quotes the figures Calibration
+computed; what the change cost shows on Fuse rates, per policy version.
 
-Runs once per project: a second `load_demo` finds the demo's policy versions
-and adds nothing; `told_at` says when the first load told the story.
+Told once per project: a later `load_demo` finds the demo's policy versions,
+adds no story tickets and runs its new history under the policy in force;
+`told_at` says when the first load told the story.
 """
 
 import logging
@@ -29,16 +35,17 @@ SPAN = timedelta(days=3)
 CHANGE_BEFORE_NOW = timedelta(hours=30)
 OPEN_FOR = timedelta(hours=6)  # escalations newer than this are left for the inbox
 STUCK = 3
-STRICT = {"default": {"accept": 0.8, "block": 0.5, "max_rounds": 5, "max_retries": 2, "escalate_after": 3,
-                      "by_agent_type": {"retrieval": {"accept": 0.8, "block": 0.6}},
-                      "by_step": {"refund_decision": {"accept": 0.9, "block": 0.7}}}}
+LENIENT = {"default": {"accept": 0.8, "block": 0.4, "max_rounds": 5, "max_retries": 2, "escalate_after": 3,
+                       "by_agent_type": {"retrieval": {"accept": 0.8, "block": 0.3},
+                                         "entity_extractor": {"accept": 0.8, "block": 0.55}},
+                       "by_step": {"refund_decision": {"accept": 0.9, "block": 0.7}}}}
 FRAGMENTS = [
     "Refunds are issued within 14 days of the return reaching the warehouse.",
     "Express orders ship within 24 hours on working days.",
     "Damaged items can be replaced or refunded; photos help the claim.",
     "A double charge is reversed automatically within 5 working days.",
 ]
-FIRST_NOTE = "demo agents start strict: retrieval block 0.6"
+FIRST_NOTE = "demo agents start lenient: retrieval block 0.3, doubtful fragments used with care"
 
 
 def told_at(project) -> datetime | None:
@@ -54,35 +61,52 @@ def calibration_window(now: datetime) -> ChartParams:
     return ChartParams(start, (now - CHANGE_BEFORE_NOW).replace(second=0, microsecond=0))
 
 
-def tell(recorder, project, now: datetime, scale: float = 1.0) -> int:
-    """Records the story's tickets through `recorder`; how many it recorded."""
-    if PolicyVersion.objects.filter(project=project, source=PolicySource.DEMO).exists():
-        return 0
-    start, change = now - SPAN, calibration_window(now).end
-    version(project, STRICT, FIRST_NOTE, "demo", start)
-    client = PolicyClient(recorder.url, recorder.api_key, refresh_interval=3600)
-    fuse = ConfidenceFuse.from_policy(client=client)
-    try:
-        client.refresh()
-        moments, moment = [], start + timedelta(minutes=7)
-        while moment < now - timedelta(minutes=5):
-            moments.append(moment)
-            moment += EVERY / scale
-        changed = False
-        for index, moment in enumerate(moments):
-            if not changed and moment >= change:
-                changed = True
-                # Everything before the change is stored, so Calibration judges all of it.
-                recorder.flush(timeout=300)
-                if apply_calibration(project, now):
-                    client.refresh()  # the new version, by ETag
+class Story:
+    """The demo's policy for one load and its agents' fuse (`fuse`, the
+    policy client's), told in two halves around the change: the caller runs
+    the history's tickets of each half with the same fuse. Its tickets are
+    few (one each 40 minutes) and a quick load (`--scale`) keeps them all, so
+    Calibration has the reviews it needs to suggest the change."""
+
+    def __init__(self, recorder, project, now: datetime):
+        self.recorder, self.project, self.now = recorder, project, now
+        self.new = not PolicyVersion.objects.filter(project=project, source=PolicySource.DEMO).exists()
+        if self.new:
+            version(project, LENIENT, FIRST_NOTE, "demo", now - SPAN)
+        self.change = calibration_window(now).end
+        # The in-process server of a load can be slow to answer on a busy machine: wait for the policy.
+        self.client = PolicyClient(recorder.url, recorder.api_key, refresh_interval=3600, timeout=60)
+        self.fuse = ConfidenceFuse.from_policy(client=self.client)
+        self.client.refresh()
+        self.moments, moment = [], now - SPAN + timedelta(minutes=7)
+        while self.new and moment < now - timedelta(minutes=5):
+            self.moments.append(moment)
+            moment += EVERY
+
+    def tell(self, before_change: bool) -> int:
+        """Records the story's tickets of one half; how many."""
+        told = 0
+        for index, moment in enumerate(self.moments):
+            if (moment < self.change) != before_change:
+                continue
             # The newest few tickets stump the retriever: their escalations wait in the inbox.
-            stuck = index >= len(moments) - STUCK
-            ticket(recorder, f"story-{moment:%Y%m%d-%H%M}", moment, fuse, now, stuck)
-    finally:
-        client.close()
-    runaway(recorder, now - timedelta(hours=9))
-    return len(moments)
+            stuck = index >= len(self.moments) - STUCK
+            ticket(self.recorder, f"story-{moment:%Y%m%d-%H%M}", moment, self.fuse, self.now, stuck)
+            told += 1
+        if self.new and not before_change:
+            runaway(self.recorder, self.now - timedelta(hours=9))
+        return told
+
+    def change_policy(self) -> None:
+        if not self.new:
+            return
+        # Everything before the change is stored, so Calibration judges all of it.
+        self.recorder.flush(timeout=300)
+        if apply_calibration(self.project, self.now):
+            self.client.refresh()  # the new version, by ETag
+
+    def close(self) -> None:
+        self.client.close()
 
 
 def apply_calibration(project, now: datetime) -> store.Policy | None:
@@ -139,8 +163,9 @@ def ticket(recorder, trace_id: str, at: datetime, fuse: ConfidenceFuse, now: dat
     answer = recorder.record(trace_id, "responder", "Your refund is on its way.", source_type="final_answer",
                              step="final_answer", parent_ids=[question, result.node], confidence=confidence,
                              round=result.attempts, timestamp=clock())
-    if not recent and rng.random() < 0.5:
-        correct = rng.random() < confidence
+    if not recent:  # QA reviews every answer that went out, as in the history
+        # An answer is as good as the fragment it rests on: a doubtful one is mostly wrong, a sure one rarely.
+        correct = rng.random() < (0.25 if confidence < 0.5 else 0.92)
         recorder.review(trace_id, "correct" if correct else "incorrect", answer, "", timestamp=clock(60, 600))
 
 

@@ -8,7 +8,10 @@ overall, yet it breaks a few cases v1 got right) — the comparison page shows
 what a release would fix and break at first sight. A wrong answer is built on a
 low-confidence retrieval fragment, so "Why is this wrong?" finds it. v2 buys
 its accuracy with the large model for reasoning and the answer, which the
-comparison's trade-off table prices (demo.step_costs).
+comparison's trade-off table prices (demo.step_costs). Each case reports the
+time its steps took (retrieval 200–800 ms, reasoning 1–4 s, the answer), as
+recorded on its nodes: the run's latency is the steps', not the fake's
+microseconds.
 
 The runs' traces are stamped hours back (v1 a day ago, v2 two hours ago), so
 they stay out of the 15-minute windows the demo's alert rules watch.
@@ -54,8 +57,11 @@ def _answerer(prompt: str, wrong_share: float, truth: dict):
         case = current_case()
         rng = random.Random(f"{case.item_id}:{prompt}")
 
+        spent = []
+
         def costs(name: str, step: str) -> dict:
-            return step_fields(case.trace_id, name, step, model=MODELS[prompt] if step != "retrieval" else None)
+            spent.append(step_fields(case.trace_id, name, step, model=MODELS[prompt] if step != "retrieval" else None))
+            return spent[-1]
 
         expected = truth[case.item_id]
         wrong = rng.random() < wrong_share
@@ -81,7 +87,9 @@ def _answerer(prompt: str, wrong_share: float, truth: dict):
         final = case.record("responder", str(actual), step="final_answer", source_type="final_answer",
                             parent_ids=[reasoning], confidence=round(rng.uniform(0.55, 0.9), 2),
                             **costs("final", "final_answer"))
-        return Answer(actual, escalated=wrong and rng.random() < 0.5, node=final)
+        # The case took what its steps took (recorded, never slept): retrieval, then reasoning, then the answer.
+        took = sum(step["duration_ms"] for step in spent)
+        return Answer(actual, escalated=wrong and rng.random() < 0.5, node=final, latency_ms=took)
 
     return answer
 

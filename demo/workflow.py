@@ -3,11 +3,22 @@
 Intent (redundant votes) → entity extraction → order lookup → retrieval →
 reasoning → verification, with a backflow to a second retrieval and reasoning
 round when verification fails, then summary and final answer. Every consumer
-gates what it consumes through a confidence fuse and drops blocked inputs,
-which is the reliability practice the dashboard observes: its normal traffic
-consumes nothing fused and leaves no node unlinked, so the DAG health check
-finds only the faults `planted_faults` plants. Some answers are
-reviewed against the ground truth the fake LLM keeps.
+gates what it consumes through a confidence fuse whose thresholds come from the
+project's central policy (the SDK's policy client, by ETag: `fuse`), and drops
+blocked inputs; each retrieved fragment goes through `guard()`, so a fragment
+the reasoning agent blocks is retrieved again with the fuse's reason, and a
+person is called after repeated fuses. That is the reliability practice the
+dashboard observes: the normal traffic consumes nothing fused and leaves no
+node unlinked, so the DAG health check finds only the faults `planted_faults`
+plants.
+
+What the policy lets through is used, with care: a doubtful input (below the
+project's high-uncertainty threshold, yet above the block threshold) may
+mislead the step that uses it, and the answers it spoils are the ones "Why
+answers go wrong" traces back to it. A stricter retrieval threshold blocks
+those fragments, so the retriever's share of the wrong answers falls after
+the demo's policy change (demo.policy_story). Some answers are reviewed
+against the ground truth the fake LLM keeps.
 """
 
 import random
@@ -16,13 +27,13 @@ from datetime import datetime, timedelta
 
 from demo.fake_llm import Artifact, FakeLLM
 from demo.step_costs import step_fields
-from denoiseflow import ConfidenceFuse, NodeRef, Recorder, Thresholds, run_redundant
+from denoiseflow import ConfidenceFuse, NodeRef, Output, Recorder, guard, run_redundant
+from denoiseflow.ladder import ACCEPTED
 
-FUSE = ConfidenceFuse(
-    by_agent_type={"retrieval": Thresholds(accept=0.75, block=0.5), "entity_extractor": Thresholds(accept=0.8, block=0.55)}
-)
 TEMPERATURES = (0.2, 0.4, 0.6, 0.8, 1.0)
 TOOL_INTENTS = {"refund_status", "delivery_delay", "damaged_item", "double_charge"}
+# How often a wrong fragment that was only downweighted still misleads the reasoning that used it.
+MISLED_BY_DOUBT = 0.2
 
 
 @dataclass(frozen=True)
@@ -35,6 +46,8 @@ class Ticket:
     # enough verdicts for Calibration's figures to hold from one load to the next.
     review_share: float = 1.0
     spot_check_share: float = 0.08
+    # Support has judged what this ticket escalated (closing it); else it waits in the inbox.
+    escalations_judged: bool = False
 
 
 @dataclass
@@ -46,11 +59,16 @@ class Outcome:
 
 class TraceWriter:
     """Records one trace's nodes, fuse decisions and reviews with ids derived
-    from the trace, so recording the same ticket twice stores it once."""
+    from the trace, so recording the same ticket twice stores it once (the
+    attempts `guard` records carry its own ids: a ticket is recorded whole or
+    not at all, history.fill skips the ones stored). `fuse` is the consumers'
+    fuse: the policy client's in the workflow."""
 
-    def __init__(self, recorder: Recorder, trace_id: str, started_at: datetime, rng: random.Random):
-        self.recorder, self.trace_id, self.rng = recorder, trace_id, rng
+    def __init__(self, recorder: Recorder, trace_id: str, started_at: datetime, rng: random.Random,
+                 fuse: ConfidenceFuse, escalations_judged: bool = False):
+        self.recorder, self.trace_id, self.rng, self.fuse = recorder, trace_id, rng, fuse
         self.clock = started_at
+        self.escalations_judged = escalations_judged
 
     def tick(self, low: float = 0.2, high: float = 1.5) -> datetime:
         self.clock += timedelta(seconds=self.rng.uniform(low, high))
@@ -67,7 +85,7 @@ class TraceWriter:
         return self.recorder.record(self.trace_id, agent_id, content, parent_ids=list(parents), product_id=product_id,
                                     event_id=f"node:{product_id}", timestamp=self.tick(*seconds), **merged)
 
-    def consume(self, consumer: str, inputs, fuse: ConfidenceFuse = FUSE) -> list[NodeRef]:
+    def consume(self, consumer: str, inputs) -> list[NodeRef]:
         """The consumer's fuse over its inputs: blocked ones are left out."""
         kept = []
         for ref in inputs:
@@ -76,21 +94,59 @@ class TraceWriter:
             if ref.confidence is None:
                 kept.append(ref)
                 continue
-            verdict = fuse.gate(ref, by_agent_id=consumer, recorder=self.recorder, timestamp=self.clock,
-                                event_id=f"fuse:{consumer}:{ref.product_id}")
+            verdict = self.fuse.gate(ref, by_agent_id=consumer, recorder=self.recorder, timestamp=self.clock,
+                                     event_id=f"fuse:{consumer}:{ref.product_id}")
             if not verdict.blocked:
                 kept.append(ref)
         return kept
+
+    def retrieved(self, name: str, fragment: Artifact, again, parents, round_: int) -> "Retrieved":
+        """One fragment through `guard()`, judged by the reasoning agent's fuse:
+        a blocked one is retrieved again (`again()`, the narrowed query the
+        fuse's reason asks for) until the policy's retries run out or a person
+        is called; what it took and cost is recorded per attempt."""
+        made: list[Artifact] = []
+
+        def produce(feedback):
+            made.append(fragment if feedback is None else again())
+            artifact = made[-1]
+            costs = step_fields(self.trace_id, f"{name}:a{len(made)}", "retrieval")
+            return Output(artifact.content, artifact.confidence,
+                          metrics={"retrieval_similarity": round(artifact.confidence, 3)},
+                          duration_ms=costs["duration_ms"], model=costs.get("model"), usage=costs.get("usage"))
+
+        result = guard(produce, consumer="reasoning_agent", trace_id=self.trace_id, agent_id="retrieval_agent_v2",
+                       step="retrieval", source_type="retrieval", parent_ids=parents, fuse=self.fuse, round=round_,
+                       recorder=self.recorder, clock=lambda: self.tick(0.05, 0.3))
+        if result.needs_person and self.escalations_judged:
+            # Support judges the fragment the fuse held back; the verdict closes the escalation.
+            self.recorder.review(self.trace_id, "correct" if made[-1].correct else "incorrect", result.node,
+                                 "checked by support after escalation", timestamp=self.tick(120, 900),
+                                 event_id=f"review:{result.node.product_id}")
+        return Retrieved(result.node if result.ok else None, made[-1], result.outcome == ACCEPTED, result.needs_person)
 
     def review(self, final: NodeRef, correct: bool, comment: str) -> None:
         self.recorder.review(self.trace_id, "correct" if correct else "incorrect", final, comment,
                              timestamp=self.tick(60, 600), event_id=f"review:{self.trace_id}")
 
 
-def run_ticket(recorder: Recorder, ticket: Ticket) -> Outcome:
+@dataclass(frozen=True)
+class Retrieved:
+    node: NodeRef | None  # None: fused for good, the reasoning never sees it
+    artifact: Artifact
+    accepted: bool  # else downweighted: used with care
+    escalated: bool
+
+    def misleads(self, rng: random.Random) -> bool:
+        """A wrong fragment the reasoning used: taken as fact when the fuse
+        accepted it, now and then when it was only downweighted."""
+        return self.node is not None and not self.artifact.correct and (self.accepted or rng.random() < MISLED_BY_DOUBT)
+
+
+def run_ticket(recorder: Recorder, ticket: Ticket, fuse: ConfidenceFuse) -> Outcome:
     llm = FakeLLM(ticket.trace_id, ticket.noise)
     rng = random.Random(f"{ticket.trace_id}:flow")
-    w = TraceWriter(recorder, ticket.trace_id, ticket.started_at, rng)
+    w = TraceWriter(recorder, ticket.trace_id, ticket.started_at, rng, fuse, ticket.escalations_judged)
 
     question = w.node("input", "gateway", llm.ticket, step="user_input", source_type="user_input", seconds=(0, 0))
 
@@ -124,22 +180,19 @@ def run_ticket(recorder: Recorder, ticket: Ticket) -> Outcome:
         # The retriever always reads the ticket: with intent and entities both
         # blocked it still searches from the question, never from nothing.
         basis = (w.consume("retrieval_agent_v2", [intent, entities]) + feedback) or [question]
-        fragments = llm.retrieve(3 if round_ == 1 else 2, ticket.drift)
-        refs = [
-            w.node(f"fragment{k}:r{round_}", "retrieval_agent_v2", fragment.content, step="retrieval",
-                   source_type="retrieval", parents=basis, round=round_, confidence=fragment.confidence,
-                   metrics={"retrieval_similarity": round(fragment.confidence, 3)}, seconds=(0.05, 0.3))
-            for k, fragment in enumerate(fragments, start=1)
-        ]
-        used = w.consume("reasoning_agent", [intent, entities, lookup, *refs])
-        used_fragments = [(r, f) for r, f in zip(refs, fragments) if r in used]
-        support = (sum(r.confidence for r, _ in used_fragments) / len(used_fragments)) if used_fragments else 0.2
-        inputs_correct = (
-            intent_ok and entities is not None and extracted.correct
-            and any(f.correct for _, f in used_fragments)
-            and not any(not f.correct and r.confidence >= 0.75 for r, f in used_fragments)
-        )
-        conclusion = llm.reason(inputs_correct, support, round_)
+        found = []
+        for k, fragment in enumerate(llm.retrieve(3 if round_ == 1 else 2, ticket.drift), start=1):
+            found.append(w.retrieved(f"fragment{k}:r{round_}", fragment, lambda: llm.retrieve_again(ticket.drift),
+                                     basis, round_))
+            if found[-1].escalated:
+                break  # a person was called on this search: the retriever stops here for the round
+        usable = [r for r in found if r.node is not None]
+        used = w.consume("reasoning_agent", [intent, entities, lookup]) + [r.node for r in usable]
+        support = (sum(r.node.confidence for r in usable) / len(usable)) if usable else 0.2
+        inputs_correct = (intent_ok and entities is not None and extracted.correct
+                          and any(r.artifact.correct for r in usable))
+        misled = any(r.misleads(rng) for r in usable)
+        conclusion = llm.reason(inputs_correct and not misled, support, round_, fluent=misled)
         reasoning = w.node(f"reasoning:r{round_}", "reasoning_agent", conclusion.content, step="reasoning",
                            source_type="reasoning", parents=used or [question], round=round_,
                            confidence=conclusion.confidence,

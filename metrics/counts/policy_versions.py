@@ -4,7 +4,9 @@ the traces they were made in, so the effect of a policy change reads as
 before and after, not only its existence.
 
 Per version (None: decisions that named no version), over the decisions with
-start <= timestamp < end (with filters: about a node matching them):
+start <= timestamp < end about traces of the filters' environment (production
+unless asked, per the contract's "Environments"; with filters: about a node
+matching them):
 - decisions, nodes judged, traces;
 - fuse_rate: judged nodes blocked / judged nodes;
 - incorrect_rate: reviewed traces judged incorrect / reviewed traces (a
@@ -41,9 +43,10 @@ from metrics.rollups.schema import (
 )
 from metrics.rollups.snapshot import one_snapshot
 from metrics.rollups.sql import fetch, filters_sql, intervals_sql
+from metrics.rollups.values import DEFAULT_ENVIRONMENT, in_environment_sql
 from metrics.rollups.watermark import read_marks
 from metrics.windows.rollup_part import Coverage, cut
-from provenance.models import Escalation, Fuse, Node, Review, ReviewVerdict
+from provenance.models import Escalation, Fuse, Node, Review, ReviewVerdict, Trace
 from provenance.vocabulary import BLOCKING_DECISION
 
 POLICY_HOUR, ITEM = PolicyHour._meta.db_table, PolicyItemHour._meta.db_table
@@ -61,7 +64,7 @@ class Figures:
 
 
 def compare(project, start, end, filters: Filters, use_rollups: bool = True) -> list[dict]:
-    if not is_postgres() or not use_rollups:
+    if not is_postgres() or not use_rollups or not filters.in_hour_rollups:
         return scanned(project, start, end, filters)
     with one_snapshot():
         marks = read_marks()
@@ -168,10 +171,11 @@ def add_recent(project, filters: Filters, rolled: list[tuple], recent: list[tupl
     conditions, params = filters_sql(filters.dimensions, "n.")
     node_join = (f"JOIN {NODE} n ON n.project_id = f.project_id AND n.product_id = f.product_id AND {conditions}"
                  if filters.dimensions else "")
+    production, production_params = in_environment_sql("f.trace_id", DEFAULT_ENVIRONMENT, project.pk, by="trace_id")
     decisions = fetch(
         f"SELECT f.policy_version, f.trace_id, f.product_id, {BLOCKING_DECISION.sql('f')} FROM {FUSE} f {node_join} "
-        f"WHERE f.project_id = %s AND {times}",
-        [*params, project.pk, *time_params],
+        f"WHERE f.project_id = %s AND {times} AND {production}",
+        [*params, project.pk, *time_params, *production_params],
     )
     products, blocked, traces = defaultdict(set), defaultdict(set), defaultdict(set)
     for version, trace, product, is_block in decisions:
@@ -225,7 +229,11 @@ def trace_outcomes(project, trace_keys: set) -> dict[str, tuple]:
 
 def scanned(project, start, end, filters: Filters) -> list[dict]:
     """The same from the raw rows alone: a few queries per version (versions in a window are few)."""
-    fuses = Fuse.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end)
+    fuses = in_environment(project, Fuse.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end),
+                           filters.environment)
+    if filters.model:
+        fuses = fuses.filter(product_id__in=Node.objects.filter(project=project, model=filters.model)
+                             .values("product_id"))
     if filters.dimensions:
         fuses = fuses.filter(product_id__in=Node.objects.filter(project=project, **filters.dimensions)
                              .values("product_id"))
@@ -244,6 +252,14 @@ def scanned(project, start, end, filters: Filters) -> list[dict]:
         rows.append(row(version, {**group, "reviewed": len(verdicts), "escalations": escalations,
                                   "incorrect": sum(v == ReviewVerdict.INCORRECT for v in verdicts.values())}))
     return rows
+
+
+def in_environment(project, fuses, environment: str):
+    """The decisions about traces of `environment`; a trace not stored yet is production's (as in_environment_sql)."""
+    if environment == DEFAULT_ENVIRONMENT:
+        others = Trace.objects.filter(project=project).exclude(environment=environment)
+        return fuses.exclude(trace_id__in=others.values("trace_id"))
+    return fuses.filter(trace_id__in=Trace.objects.filter(project=project, environment=environment).values("trace_id"))
 
 
 def newest_verdicts(project, trace_ids) -> dict[int, str]:

@@ -1,5 +1,6 @@
-"""Headline figures now against the previous period, fuse rate over time per
-agent, high-uncertainty ratio over time, and the latest health findings."""
+"""Headline figures now against the previous period (node-weighted, with
+trace-weighted ones beside them), fuse rate over time per agent,
+high-uncertainty ratio over time, and the latest health findings."""
 
 import math
 
@@ -10,6 +11,7 @@ from metrics.catalog import METRICS, SUMS, Totals
 from metrics.dashboards.series import bucket_starts, isos, series, series_by
 from metrics.params import ChartParams
 from metrics.questions import Question, iso
+from metrics.windows import trace_weighted
 from metrics.windows.dominant import dominant_trace, trace_totals
 from provenance.health import latest_report
 
@@ -26,6 +28,8 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
     return {
         "query": params.query(),
         "dominant_trace": dominant(project, params, current),
+        # Each trace counted once, beside the node-weighted headline (which a long run can set alone).
+        "trace_weighted": trace_weighted.figures(project, params.start, params.end, params.filters),
         "headline": {
             "current": current.values(METRICS),
             "previous": answered[1].get((before.start, None), Totals()).values(METRICS),

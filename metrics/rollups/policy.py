@@ -1,6 +1,9 @@
 """The refresh job's part for fuse policy versions (metrics.models.PolicyHour
 and PolicyItemHour; read by metrics.counts.policy_versions).
 
+Production only: decisions about traces of another environment are left out
+(metrics.rollups.schema.OTHER_ENVIRONMENTS), as in the other rollups.
+
 An hour (of the fuse decisions) is recomputed whole when it got a decision,
 a decision in it got its node (the node's dimensions are the filters'), or a
 trace with decisions in it got a review or an escalation (what followed for
@@ -22,6 +25,7 @@ from metrics.rollups.schema import (
     REVIEW,
     TRACE,
     mask_columns,
+    production_key_sql,
     trace_outcome_sql,
 )
 from provenance.vocabulary import BLOCKING_DECISION
@@ -57,7 +61,7 @@ def refresh_policy_hours(cursor, bounds: dict) -> None:
         FROM metrics_policy_hours d
         JOIN {FUSE} f ON f.project_id = d.project_id AND f.timestamp >= d.hour AND f.timestamp < d.hour + interval '1 hour'
         LEFT JOIN {NODE} n ON n.project_id = f.project_id AND n.product_id = f.product_id AND n.id <= %(new_node)s
-        WHERE f.id <= %(new_fuse)s
+        WHERE f.id <= %(new_fuse)s AND {production_key_sql("f.project_id", "f.trace_id")}
         """,
         bounds,
     )

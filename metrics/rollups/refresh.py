@@ -51,6 +51,7 @@ from metrics.rollups.schema import (
     MASKS,
     NO_DIMENSIONS,
     NODE,
+    OTHER_ENVIRONMENTS,
     PLACEHOLDERS,
     PROJECT,
     REVIEW,
@@ -58,6 +59,7 @@ from metrics.rollups.schema import (
     bin_sql,
     histogram_values_sql,
     mask_columns,
+    production_sql,
     review_target_sql,
 )
 from metrics.rollups.values import DEFAULT_ENVIRONMENT
@@ -67,18 +69,6 @@ TARGET, ROLLUP, SPAN = ReviewTarget._meta.db_table, HourRollup._meta.db_table, T
 HISTOGRAM, REASON = DayHistogram._meta.db_table, HourFuseReason._meta.db_table
 ESCALATIONS = HourEscalation._meta.db_table
 ADVISORY_LOCK = 0x6D657472  # "metr"
-# The hour rollups, trace spans, histograms, fuse reasons, escalations and
-# review targets hold production only (metrics.questions.Filters.in_hour_rollups):
-# another environment is read from the raw rows. The statistics rollup is
-# keyed by environment instead. The other environments' traces (few) are
-# listed once per refresh, for every statement to leave out.
-OTHER_ENVIRONMENTS = "metrics_other_environments"
-
-
-def production_sql(trace_pk: str) -> str:
-    return f"{trace_pk} NOT IN (SELECT id FROM {OTHER_ENVIRONMENTS})"
-
-
 PRODUCTION_NODE = production_sql("n.trace_id")
 # Summed per (hour, trace, dimensions), then per mask; traces and low_traces are counted apart.
 COUNTS = tuple(name for name in SUMS if name not in ("traces", "low_traces"))

@@ -20,6 +20,24 @@ NODE, FUSE, EDGE = Node._meta.db_table, Fuse._meta.db_table, Edge._meta.db_table
 PROJECT, REVIEW, TRACE = Project._meta.db_table, Review._meta.db_table, Trace._meta.db_table
 ESCALATION = Escalation._meta.db_table
 
+# The hour rollups, trace spans, histograms, fuse reasons, escalations, review
+# targets and policy hours hold production only (metrics.questions.Filters.in_hour_rollups):
+# another environment is read from the raw rows. The statistics rollup is
+# keyed by environment instead. The refresh job lists the other environments'
+# traces (few) once, in this temporary table, for every statement to leave out.
+OTHER_ENVIRONMENTS = "metrics_other_environments"
+
+
+def production_sql(trace_pk: str) -> str:
+    return f"{trace_pk} NOT IN (SELECT id FROM {OTHER_ENVIRONMENTS})"
+
+
+def production_key_sql(project: str, trace_key: str) -> str:
+    """The same for a trace named by its key (a fuse decision's `trace_id`):
+    a key no trace holds yet counts as production, as its trace will."""
+    return (f"NOT EXISTS (SELECT 1 FROM {TRACE} t_other WHERE t_other.project_id = {project} "
+            f"AND t_other.trace_id = {trace_key} AND t_other.id IN (SELECT id FROM {OTHER_ENVIRONMENTS}))")
+
 # ---- dimensions and masks
 # Bit i of a rollup row's mask is set when the row is grouped by DIMENSIONS[i];
 # the other dimension columns hold PLACEHOLDERS.

@@ -92,16 +92,19 @@ ENVIRONMENT_SQL = "t_env.environment"
 ENVIRONMENT_JOIN = f"JOIN {TRACE} t_env ON t_env.id = n.trace_id"  # what ENVIRONMENT_SQL needs after `{NODE} n`
 
 
-def in_environment_sql(trace_pk: str, environment: str, project_pk: int | None = None) -> tuple[str, list]:
-    """`trace_pk` (a trace's id column) is a trace of `environment`. Production
-    is "not one of the other environments' traces", a short list the trace
-    index on (project, environment) finds when `project_pk` (a project's id,
-    never a column: the list is read once, not per row) is given."""
+def in_environment_sql(trace_pk: str, environment: str, project_pk: int | None = None,
+                       by: str = "id") -> tuple[str, list]:
+    """`trace_pk` (a trace's id column; with `by="trace_id"`, its key, as a
+    fuse decision names it: a key no trace holds yet is production's, as its
+    trace will be) is a trace of `environment`. Production is "not one of the
+    other environments' traces", a short list the trace index on (project,
+    environment) finds when `project_pk` (a project's id, never a column: the
+    list is read once, not per row) is given."""
     scope = f"project_id = {int(project_pk)} AND " if project_pk is not None else ""
     if environment == DEFAULT_ENVIRONMENT:
-        return (f"{trace_pk} NOT IN (SELECT id FROM {TRACE} WHERE {scope}(environment < %s OR environment > %s))",
+        return (f"{trace_pk} NOT IN (SELECT {by} FROM {TRACE} WHERE {scope}(environment < %s OR environment > %s))",
                 [environment, environment])
-    return f"{trace_pk} IN (SELECT id FROM {TRACE} WHERE {scope}environment = %s)", [environment]
+    return f"{trace_pk} IN (SELECT {by} FROM {TRACE} WHERE {scope}environment = %s)", [environment]
 
 
 # ---- dimensions: rows are keyed by environment always, and grouped by none or

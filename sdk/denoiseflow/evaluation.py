@@ -66,11 +66,15 @@ class Case:
 @dataclass(frozen=True)
 class Answer:
     """What a task may return instead of the bare answer: the answer, whether a
-    person had to step in, and the node that holds the final answer."""
+    person had to step in, the node that holds the final answer, and what the
+    case took (`latency_ms`; default: the task call's wall time), for a task
+    that knows better than the clock: a replay or a simulation that records
+    its steps' `duration_ms` without spending them."""
 
     actual: Any
     escalated: bool = False
     node: NodeRef | str | None = None
+    latency_ms: float | None = None
 
 
 _current: contextvars.ContextVar[Case | None] = contextvars.ContextVar("denoiseflow_case", default=None)
@@ -132,6 +136,8 @@ def _run_case(recorder: Recorder, run_id: int, item: dict, task) -> dict:
         latency_ms = (time.perf_counter() - started) * 1000
         _current.reset(token)
     answer = outcome if isinstance(outcome, Answer) else Answer(outcome)
+    if answer.latency_ms is not None:
+        latency_ms = float(answer.latency_ms)
     node = answer.node
     if node is None:
         node = recorder.record(

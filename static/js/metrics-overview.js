@@ -34,6 +34,24 @@
     });
   }
 
+  // Trace-weighted figures beside the node-weighted headline: each trace counts once.
+  const TRACE_CARDS = [
+    ["traces_with_fuse_share", "Traces with a fuse", "ratio"], ["mean_trace_fuse_rate", "Mean per-trace fuse rate", "ratio"],
+    ["mean_trace_confidence", "Mean per-trace confidence", "number"],
+  ];
+
+  function traceWeighted(data) {
+    const box = document.getElementById("trace-weighted");
+    box.replaceChildren();
+    TRACE_CARDS.forEach(function ([key, title, kind]) {
+      const card = M.el("div", { class: "metric-card", "data-metric": key });
+      card.appendChild(M.el("div", { class: "name" }, title));
+      card.appendChild(M.el("div", { class: "value" }, show(kind, data.trace_weighted[key])));
+      card.appendChild(M.el("div", { class: "delta" }, "over " + M.num(data.trace_weighted.traces) + " traces"));
+      box.appendChild(card);
+    });
+  }
+
   // A trace that holds a large share of the window's nodes is named, with the
   // node-weighted figures again without it.
   function dominant(data) {
@@ -70,6 +88,7 @@
 
   M.load(function (data) {
     headline(data);
+    traceWeighted(data);
     dominant(data);
     const agents = Object.keys(data.fuse_rate_by_agent);
     M.plot("chart-fuse-rate", agents.map(function (agent) {

@@ -207,16 +207,16 @@ def test_every_page_draws_without_a_placeholder(demo, demo_page):
 
 def test_why_answers_go_wrong_compares_the_policy_story_by_version(demo, demo_page):
     page = demo_page
-    # The story's policy: version 1 strict (retrieval block 0.6), version 2 relaxed (0.45).
+    # The story's policy: version 1 lenient (retrieval block 0.3), version 2 the block Calibration suggested.
     page.goto(f"{demo.url}/p/demo/why/?range=7d&compare=policy&before=1&after=2")
     compare = page.locator("#why-compare")
     assert "Policy v1" in compare.locator(".card-title").inner_text()
     rows = {(r.get_attribute("data-agent"), r.get_attribute("data-reason")): r.locator("td.num").all_inner_texts()
             for r in compare.locator("tbody tr[data-agent]").all()}
     print(f"demo root causes by policy version: {rows}")
-    # Under the strict version no fragment below 0.6 was consumed: none of its wrong answers traces back to a
-    # doubtful retrieval; the relaxed one lets them through.
-    before, _, _ = rows.get(("retrieval_agent_v2", "low_confidence"), ["0.0%", "", ""])
-    assert before == "0.0%"
+    # The lenient version let doubtful fragments through and they caused many of its wrong answers; the
+    # calibrated one blocks them, and the retriever's share falls.
+    before, after, _ = rows[("retrieval_agent_v2", "low_confidence")]
+    assert float(after.rstrip("%")) < float(before.rstrip("%")) / 2, rows
     screenshot(page, "why-answers-go-wrong.png", full_page=True)
     assert page.problems == []

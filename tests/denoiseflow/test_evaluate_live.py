@@ -43,6 +43,16 @@ def test_evaluate_records_each_case_in_its_trace_and_returns_the_summary(truth_s
     assert failed[f"eval-{run_id}-q-4:answer"]["status"] == "error"
 
 
+def test_a_case_may_say_what_it_took(truth_set, live_recorder):
+    """A simulation records its steps' durations without spending them: the case reports their sum."""
+    def simulated(question):
+        return denoiseflow.Answer(question["n"] * 10, latency_ms=1000.0 * question["n"])
+
+    summary = denoiseflow.evaluate("ticket-stats", simulated, name="simulated", recorder=live_recorder)
+    assert sorted(r["latency_ms"] for r in summary["results"]) == [1000.0, 2000.0, 3000.0, 4000.0]
+    assert summary["mean_latency_ms"] == 2500.0 and summary["p95_latency_ms"] == 4000.0
+
+
 def test_only_runs_the_named_cases(truth_set, live_recorder):
     summary = denoiseflow.evaluate("ticket-stats", lookup, only=["q-2"], recorder=live_recorder)
     assert (summary["judged"], summary["passed"], summary["missing"]) == (1, 1, 3)

@@ -1,5 +1,6 @@
 """Overview names a trace that dominates the window and shows the
-node-weighted figures without it; Fuse rates puts rounds beyond 10 in one bar.
+node-weighted figures without it, and trace-weighted figures beside them
+(each trace counted once); Fuse rates puts rounds beyond 10 in one bar.
 Every figure recomputed here from the raw rows."""
 
 from datetime import timedelta
@@ -39,6 +40,31 @@ def test_a_dominant_trace_is_named_with_the_figures_without_it(api, ingest, proj
     assert found["without"]["fuse_rate"] == fused / rest.count()
     assert abs(found["without"]["mean_confidence"] - sum(confidences) / len(confidences)) < 1e-12
     assert found["url"].endswith("/traces/long-run/")
+
+
+def test_trace_weighted_figures_count_each_trace_once(api, ingest, project, member):
+    events = long_run_and_small_traces()
+    # Evaluation traffic in the same window counts nowhere on production's Overview.
+    events += [node_event(f"e{n}", "eval-1", seconds=n, confidence=0.1, environment="evaluation",
+                          fuse={"decision": "block", "reason": "eval"}) for n in range(5)]
+    post_in_batches(ingest, events)
+    refresh_rollups()
+    ingest(node_event("late", "small-late", seconds=3000, confidence=0.5))
+    body = api.get("/api/v1/metrics/overview", WINDOW).json()
+    per_trace = {}
+    for trace, state, confidence in Node.objects.filter(project=project, trace__environment="production").values_list(
+            "trace__trace_id", "fuse_state", "confidence"):
+        per_trace.setdefault(trace, []).append((state == FuseDecision.BLOCK, confidence))
+    rates = [sum(fused for fused, _ in nodes) / len(nodes) for nodes in per_trace.values()]
+    confidences = [sum(c for _, c in nodes) / len(nodes) for nodes in per_trace.values()]
+    found = body["trace_weighted"]
+    assert found["traces"] == len(per_trace) == 42
+    assert found["traces_with_fuse_share"] == sum(rate > 0 for rate in rates) / len(rates) == 40 / 42
+    assert abs(found["mean_trace_fuse_rate"] - sum(rates) / len(rates)) < 1e-12
+    assert abs(found["mean_trace_confidence"] - sum(confidences) / len(confidences)) < 1e-12
+    # Node-weighted, the long run sets the figure; per trace it counts once.
+    assert body["headline"]["current"]["fuse_rate"] < 0.2 < found["mean_trace_fuse_rate"]
+    assert 'id="trace-weighted"' in member.get("/metrics/acme/").content.decode()
 
 
 def test_no_trace_is_called_out_when_none_dominates(api, ingest):

@@ -11,7 +11,7 @@ from django.utils import timezone
 from demo import accounts
 from demo.model_quality import LiveNoise
 from demo.workflow import Ticket, run_ticket
-from denoiseflow import Recorder
+from denoiseflow import ConfidenceFuse, PolicyClient, Recorder
 
 # A ticket's steps take some seconds; starting it this far back keeps its node
 # timestamps in the past, where alert windows look.
@@ -33,6 +33,10 @@ class Command(BaseCommand):
             raise CommandError("--rate must be above 0")
         api_key = api_key or self.demo_key()
         recorder = Recorder(url or settings.SITE_ROOT, api_key)
+        # The agents' thresholds are the project's policy, as in load_demo: a change applied on the
+        # dashboard reaches the next tickets within a minute (by ETag).
+        policy = PolicyClient(recorder.url, api_key, refresh_interval=60)
+        fuse = ConfidenceFuse.from_policy(client=policy)
         noise = LiveNoise()
         deadline = time.monotonic() + minutes * 60 if minutes > 0 else None
         rng = random.Random()
@@ -44,7 +48,7 @@ class Command(BaseCommand):
                     break
                 start = timezone.now() - TICKET_LEAD
                 trace_id = f"live-{start:%Y%m%d-%H%M%S}-{sequence}"
-                run_ticket(recorder, Ticket(trace_id, start, noise.noise(start), noise.drift(start)))
+                run_ticket(recorder, Ticket(trace_id, start, noise.noise(start), noise.drift(start)), fuse)
                 sent += 1
                 if sent % max(1, int(rate)) == 0:
                     state = "degraded" if noise.in_incident(start) else "normal"
@@ -52,6 +56,7 @@ class Command(BaseCommand):
                 time.sleep(rng.expovariate(rate / 60))
         except KeyboardInterrupt:
             pass
+        policy.close()
         delivered = recorder.close(timeout=10)
         self.stdout.write(f"Done: {sent} tickets; {recorder.stats()}" + ("" if delivered else " (some undelivered)"))
 

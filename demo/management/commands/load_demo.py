@@ -55,7 +55,19 @@ class Command(BaseCommand):
         with serving(port=port) as url:
             recorder = Recorder(url, access.api_key, batch_size=500, flush_interval=0.1, max_buffer=2_000_000,
                                 backoff_base=0.2, max_backoff=2.0)
-            filled = history.fill(recorder, noise, existing, scale, until=now)
+            # The history and the story's tickets run under the policy in force at their
+            # moment: the demo's first version until the change its Calibration
+            # suggests, the new one after (both read by ETag through one policy client).
+            story = policy_story.Story(recorder, access.project, noise.now)
+            filled = history.Filled()
+            try:
+                history.fill(recorder, noise, existing, story.fuse, filled, scale, now, between=(None, story.change))
+                story.tell(before_change=True)
+                story.change_policy()
+                history.fill(recorder, noise, existing, story.fuse, filled, scale, now, between=(story.change, None))
+                story.tell(before_change=False)
+            finally:
+                story.close()
             # Each part of the demo's story is one module and one line here.
             planted_faults.plant(recorder, noise.now)
             if scale >= 0.5:  # a quick run (tests, --scale 0.1) skips the 5,000-node run
@@ -64,7 +76,6 @@ class Command(BaseCommand):
             # batches land before the parts that post on their own.
             recorder.flush(timeout=300)
             truth_sets.load(recorder)
-            policy_story.tell(recorder, access.project, noise.now, scale)
             delivered = recorder.close(timeout=300)
         phases["history"] = time.monotonic() - started - sum(phases.values())
         stats = recorder.stats()
