@@ -5,7 +5,10 @@ Python forms.
 Values: a node's confidence (metric ""), each numeric entry of its `metrics`
 object (by key), and the fields of the price of certainty under names of
 their own ("@duration_ms", "@tokens", "@cost_usd": a `metrics` key may be
-called "tokens" too). A node without a value contributes nothing to it.
+called "tokens" too), and "@unpriced": the tokens of a node that has usage
+and no cost (what the Cost & latency page lists by model, read from the
+rollup, not by scanning the window's nodes). A node without a value
+contributes nothing to it.
 
 The grid is fine enough that a percentile read from it is within 1% of the
 nearest-rank value (and within 0.001 for values in [0, 1]): bin edges grow by
@@ -33,6 +36,7 @@ from provenance.models import DEFAULT_ENVIRONMENT
 
 # The stored metric names of the node fields, and the API's names for them.
 DURATION, TOKENS, COST = "@duration_ms", "@tokens", "@cost_usd"
+UNPRICED = "@unpriced"  # no API name: only the Cost & latency page reads it
 FIELD_METRICS = {"confidence": CONFIDENCE_METRIC, "duration_ms": DURATION, "tokens": TOKENS, "cost_usd": COST}
 
 
@@ -80,11 +84,13 @@ def fine_bin_sql(x: str) -> str:
 # ---- which values a node contributes
 # The node fields' SQL, over the node table aliased `n`: tokens are input plus
 # output, for a node that has either.
+TOKENS_SQL = ("CASE WHEN n.input_tokens IS NOT NULL OR n.output_tokens IS NOT NULL "
+              "THEN COALESCE(n.input_tokens, 0)::bigint + COALESCE(n.output_tokens, 0) END")
 FIELD_SQL = {
     DURATION: "n.duration_ms",
-    TOKENS: "CASE WHEN n.input_tokens IS NOT NULL OR n.output_tokens IS NOT NULL "
-            "THEN COALESCE(n.input_tokens, 0)::bigint + COALESCE(n.output_tokens, 0) END",
+    TOKENS: TOKENS_SQL,
     COST: "n.cost_usd",
+    UNPRICED: f"CASE WHEN n.cost_usd IS NULL THEN {TOKENS_SQL} END",
 }
 # The node's model and its trace's environment, as the rollup keys them.
 MODEL_SQL = "n.model"
@@ -178,7 +184,8 @@ def orm_fields(row: dict) -> dict:
     """{stored metric: value} of a node's fields, from a .values() row of ORM_COLUMNS."""
     tokens_in, tokens_out = row["input_tokens"], row["output_tokens"]
     tokens = None if tokens_in is None and tokens_out is None else (tokens_in or 0) + (tokens_out or 0)
-    return {DURATION: row["duration_ms"], TOKENS: tokens, COST: row["cost_usd"]}
+    return {DURATION: row["duration_ms"], TOKENS: tokens, COST: row["cost_usd"],
+            UNPRICED: tokens if row["cost_usd"] is None else None}
 
 
 def orm_model(row: dict) -> str:
