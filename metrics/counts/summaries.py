@@ -11,7 +11,7 @@ from datetime import datetime
 
 from core.dialect import is_postgres
 from metrics.counts.split import split
-from metrics.models import DayStat
+from metrics.models import WHOLE_BIN, DayStat
 from metrics.questions import Filters, bucket_floor
 from metrics.rollups.day_stats import binned_values_sql
 from metrics.rollups.snapshot import one_snapshot
@@ -152,9 +152,12 @@ def rolled_rows(project, filters, metric, step, by, days, mask: int, binned: boo
     conditions = "".join(f" AND {column} = %(f_{column})s" for column in chosen)
     only = " AND metric = ANY(%(metric)s)" if metric is not None else ""
     combined = ", ".join(f"{COMBINE_SQL[name]}({name})" for name in FIGURES)
+    # Unbinned, a group's day is its one row of bins added up; binned, its bins without that row.
+    bins = f" AND bin {'<>' if binned else '='} {WHOLE_BIN}"
     sql = (f"SELECT {bucket_sql(step, 'day')}, {by or 'NULL'}, metric, {'bin' if binned else '0'}, {combined} "
            f"FROM {DayStat._meta.db_table} WHERE project_id = %(project)s AND environment = %(environment)s "
-           f"AND mask = {int(mask)}{only} AND day >= %(day_from)s AND day < %(day_to)s{conditions} GROUP BY 1, 2, 3, 4")
+           f"AND mask = {int(mask)}{only} AND day >= %(day_from)s AND day < %(day_to)s{conditions}{bins} "
+           f"GROUP BY 1, 2, 3, 4")
     params = {"project": project.pk, "environment": filters.environment, "day_from": days[0], "day_to": days[1],
               "metric": list(metric) if metric is not None else None,
               **{f"f_{column}": value for column, value in chosen.items()}}

@@ -24,8 +24,8 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
     question = Question(params.start, params.end, params.filters, step)
     starts = bucket_starts(question)
 
-    def read(metric, **kwargs):
-        return summaries.distributions(project, params.start, params.end, params.filters, metric,
+    def read(metrics, **kwargs):
+        return summaries.distributions(project, params.start, params.end, params.filters, metrics,
                                        use_rollups=use_rollups, binned=False, **kwargs)
 
     def latency(**kwargs):

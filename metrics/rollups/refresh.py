@@ -30,9 +30,12 @@ from core.dialect import is_postgres
 from metrics.catalog import COUNTED, SUMS
 from metrics.models import (
     DayHistogram,
+    DayStat,
     HourEscalation,
     HourFuseReason,
     HourRollup,
+    PolicyHour,
+    PolicyItemHour,
     ReviewTarget,
     RolledProject,
     TraceSpan,
@@ -66,6 +69,8 @@ from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
 TARGET, ROLLUP, SPAN = ReviewTarget._meta.db_table, HourRollup._meta.db_table, TraceSpan._meta.db_table
 HISTOGRAM, REASON = DayHistogram._meta.db_table, HourFuseReason._meta.db_table
 ESCALATIONS = HourEscalation._meta.db_table
+ROLLUP_MODELS = (HourRollup, TraceSpan, DayHistogram, DayStat, HourFuseReason, ReviewTarget, HourEscalation,
+                 PolicyHour, PolicyItemHour)
 ADVISORY_LOCK = 0x6D657472  # "metr"
 # The hour rollups, trace spans, histograms, fuse reasons, escalations and
 # review targets hold production only (metrics.questions.Filters.in_hour_rollups):
@@ -149,8 +154,19 @@ def refresh_rollups() -> RefreshReport:
         mark.refreshed_at = timezone.now()
         mark.save()
         cursor.execute(f"DROP TABLE IF EXISTS metrics_dirty_hours, metrics_rebuilt_projects, {OTHER_ENVIRONMENTS}")
+    if report.rebuilt_projects:
+        analyze_rollups()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def analyze_rollups() -> None:
+    """A rebuild grows the rollup tables from nothing: without fresh
+    statistics (autovacuum may be off, or not there yet) the planner takes
+    them for empty and the pages read them by the wrong plan."""
+    with connection.cursor() as cursor:
+        for model in ROLLUP_MODELS:
+            cursor.execute(f"ANALYZE {model._meta.db_table}")
 
 
 def committed_high_ids() -> tuple[int, int, int, int]:

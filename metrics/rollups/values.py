@@ -5,9 +5,9 @@ Python forms.
 Values: a node's confidence (metric ""), each numeric entry of its `metrics`
 object (by key), and the fields of the price of certainty under names of
 their own ("@duration_ms", "@tokens", "@cost_usd": a `metrics` key may be
-called "tokens" too), and "@unpriced": the tokens of a node that has usage
-and no cost (what the Cost & latency page lists by model, read from the
-rollup, not by scanning the window's nodes). A node without a value
+called "tokens" too), and "@unpriced": 1 for a node that has token usage
+and no cost (what the Cost & latency page counts by model, read from the
+rollup, not by scanning the window's nodes; one value, so one bin a group). A node without a value
 contributes nothing to it.
 
 The grid is fine enough that a percentile read from it is within 1% of the
@@ -90,7 +90,7 @@ FIELD_SQL = {
     DURATION: "n.duration_ms",
     TOKENS: TOKENS_SQL,
     COST: "n.cost_usd",
-    UNPRICED: f"CASE WHEN n.cost_usd IS NULL THEN {TOKENS_SQL} END",
+    UNPRICED: f"CASE WHEN n.cost_usd IS NULL AND ({TOKENS_SQL}) IS NOT NULL THEN 1 END",
 }
 # The node's model and its trace's environment, as the rollup keys them.
 MODEL_SQL = "n.model"
@@ -155,10 +155,12 @@ def stat_values_sql(where: str, only: tuple[str, ...] | None = None, only_param:
         FROM {source} CROSS JOIN LATERAL (SELECT k AS key, n.metrics -> k AS value
                                           FROM unnest({only_param}::text[]) AS k) AS kv
         WHERE {where} AND jsonb_typeof(n.metrics) = 'object' AND {METRIC_VALUE_SQL.format(value="kv.value")}""")
-    for metric, sql in FIELD_SQL.items():
-        if sql is not None and (only is None or metric in only):
-            parts.append(f"SELECT {keys}, '{metric}'::varchar AS metric, ({sql})::float8 AS x FROM {source} "
-                         f"WHERE {where} AND ({sql}) IS NOT NULL")
+    fields = [(metric, sql) for metric, sql in FIELD_SQL.items() if only is None or metric in only]
+    if fields:
+        # One pass over the nodes for every field asked, not one per field.
+        values = ", ".join(f"('{metric}'::varchar, ({sql})::float8)" for metric, sql in fields)
+        parts.append(f"SELECT {keys}, f.metric, f.x FROM {source} CROSS JOIN LATERAL (VALUES {values}) AS f(metric, x) "
+                     f"WHERE {where} AND f.x IS NOT NULL")
     if not parts:  # only fields not stored yet
         parts.append(f"SELECT {keys}, ''::varchar AS metric, NULL::float8 AS x FROM {source} WHERE false")
     return "\nUNION ALL\n".join(parts)
@@ -185,7 +187,7 @@ def orm_fields(row: dict) -> dict:
     tokens_in, tokens_out = row["input_tokens"], row["output_tokens"]
     tokens = None if tokens_in is None and tokens_out is None else (tokens_in or 0) + (tokens_out or 0)
     return {DURATION: row["duration_ms"], TOKENS: tokens, COST: row["cost_usd"],
-            UNPRICED: tokens if row["cost_usd"] is None else None}
+            UNPRICED: 1 if row["cost_usd"] is None and tokens is not None else None}
 
 
 def orm_model(row: dict) -> str:
