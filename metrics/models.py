@@ -104,6 +104,11 @@ class DayHistogram(Dimensions):
         return f"{self.metric or 'confidence'}[{self.bin}] = {self.n}"
 
 
+# Not a bin of the grid (within ±40,000 even for the largest float): a
+# DayStat group's row of its bins added up (metrics.rollups.day_stats).
+WHOLE_BIN = -(1 << 62)
+
+
 class DayStat(models.Model):
     """The distribution of one value (metrics.rollups.values: confidence, a
     `metrics` key, duration, tokens, cost) per day, environment and
@@ -141,6 +146,9 @@ class DayStat(models.Model):
                 name="daystat_cell_unique", nulls_distinct=False,
             )
         ]
+        # The rows of bins added up, found without walking every bin of every day.
+        indexes = [models.Index(fields=["project", "environment", "mask", "metric", "day"],
+                                condition=models.Q(bin=WHOLE_BIN), name="daystat_whole_rows")]
 
     def __str__(self):
         return f"{self.metric or 'confidence'}[{self.bin}] = {self.n}"

@@ -12,6 +12,7 @@ the review's timestamp.
 from datetime import datetime
 
 import orjson
+from django.db.models import Q
 
 from core.replica import reading_connection
 from metrics.models import ReviewTarget
@@ -20,7 +21,7 @@ from metrics.rollups.schema import DIMENSIONS, NODE, review_target_sql
 from metrics.rollups.snapshot import one_snapshot
 from metrics.rollups.watermark import read_marks
 from metrics.stats.calibration import Judged
-from provenance.models import Review, ReviewVerdict, Trace
+from provenance.models import DEFAULT_ENVIRONMENT, Review, ReviewVerdict, Trace
 
 TARGET = ReviewTarget._meta.db_table
 AGENT = DIMENSIONS.index("agent_id")
@@ -40,10 +41,17 @@ def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Fil
         review_mark = 0
     # Only reviews of the filters' environment (production unless asked): an
     # evaluation run's verdicts judge the run, not the production signal.
-    environment = Trace.objects.filter(project=project, environment=filters.environment).values("pk")
-    reviews = Review.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end,
-                                    trace_id__in=environment).values(
-        "pk", "timestamp", "verdict", "trace_id", "product_id", "project_id")
+    reviews = Review.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end)
+    if filters.environment == DEFAULT_ENVIRONMENT:
+        # "Not one of the other environments' traces": a short list, not every production trace,
+        # found by the (project, environment) index (so < or >, not <>), as in_environment_sql does.
+        others = Trace.objects.filter(Q(environment__lt=DEFAULT_ENVIRONMENT) | Q(environment__gt=DEFAULT_ENVIRONMENT),
+                                      project=project).values("pk")
+        reviews = reviews.exclude(trace_id__in=others)
+    else:
+        reviews = reviews.filter(trace_id__in=Trace.objects.filter(project=project, environment=filters.environment)
+                                 .values("pk"))
+    reviews = reviews.values("pk", "timestamp", "verdict", "trace_id", "product_id", "project_id")
     sql, params = reviews.query.sql_with_params()
     resolved_here = review_target_sql("r")
     figures = "confidence, metrics, agent_id, step, source_type, round"

@@ -11,7 +11,7 @@ from datetime import datetime
 
 from core.dialect import is_postgres
 from metrics.counts.split import split
-from metrics.models import DayStat
+from metrics.models import WHOLE_BIN, DayStat
 from metrics.questions import Filters, bucket_floor
 from metrics.rollups.day_stats import binned_values_sql
 from metrics.rollups.snapshot import one_snapshot
@@ -31,7 +31,7 @@ from metrics.rollups.values import (
     stat_mask,
 )
 from metrics.rollups.watermark import read_marks
-from metrics.stats.summary import Distribution
+from metrics.stats.summary import PERCENTILES, Distribution, Ranked
 from provenance.models import Node
 
 STEPS = ("", "day", "hour")
@@ -56,28 +56,90 @@ def distributions(project, start: datetime, end: datetime, filters: Filters = Fi
     `binned=False` adds the bins up in the database: each Distribution has
     one bin, exact in its count, moments, extremes and whole-number test, but
     with no percentiles (a reader of shapes, not of ranks, needs no more)."""
+    metric = checked(metric, step, by)
+    key_of = lambda bucket: start if bucket is None else max(bucket, start)  # noqa: E731
+    if not is_postgres():
+        return python_distributions(project, start, end, filters, metric, step, by, key_of, binned)
+    found: dict = defaultdict(Distribution)
+    with one_snapshot():
+        for sql, params in sources(project, start, end, filters, metric, step, by, use_rollups, binned):
+            add_rows(found, fetch(sql, params), key_of)
+    return dict(found)
+
+
+def ranked(project, start: datetime, end: datetime, filters: Filters = Filters(),
+           metric: str | tuple[str, ...] | None = None, step: str = "", by: str = "",
+           use_rollups: bool = True, percents: tuple[int, ...] = PERCENTILES) -> dict:
+    """{key as distributions' own: Ranked}: the same distributions' exact
+    figures and their `percents` percentiles, ranked in the database on the
+    same fine bins by the same rule (Distribution.percentile), so a chart of
+    a few percentiles per bucket and group fetches one row per bucket and
+    group, not every bin of them."""
+    metric = checked(metric, step, by)
+    if not is_postgres():
+        found = distributions(project, start, end, filters, metric, step, by, use_rollups)
+        return {key: Ranked.of(distribution, percents) for key, distribution in found.items()}
+    with one_snapshot():
+        parts = sources(project, start, end, filters, metric, step, by, use_rollups)
+        if not parts:
+            return {}
+        params = {"window_start": start}
+        for _, part_params in parts:
+            params.update(part_params)
+        rows = fetch(ranked_sql([sql for sql, _ in parts], percents), params)
+    return {(bucket, value, name): Ranked.from_row(figures, percents)
+            for bucket, value, name, *figures in rows}
+
+
+def checked(metric, step: str, by: str) -> tuple[str, ...] | None:
     if step not in STEPS:
         raise ValueError(f"step must be one of {STEPS}")
     if by and by not in STAT_DIMENSIONS:
         raise ValueError(f"by must be one of {STAT_DIMENSIONS}")
-    metric = (metric,) if isinstance(metric, str) else metric
-    key_of = lambda bucket: start if bucket is None else max(bucket, start)  # noqa: E731
-    found: dict = defaultdict(Distribution)
-    if not is_postgres():
-        return python_distributions(project, start, end, filters, metric, step, by, key_of, binned)
-    with one_snapshot():
-        days = split(start, end, "day")
-        partial = [(start, end)]
-        mask = stat_mask([*stat_filters(filters), *([by] if by else [])])
-        if use_rollups and step != "hour" and days.whole and mask is not None:
-            node_mark = read_marks().node
-            rows = rolled_rows(project, filters, metric, step, by, days.whole, mask, binned)
-            rows += raw_rows(project, filters, metric, step, by, [days.whole], f"n.id > {int(node_mark)}", binned)
-            add_rows(found, rows, key_of)
-            partial = days.partial
-        if partial:
-            add_rows(found, raw_rows(project, filters, metric, step, by, partial, binned=binned), key_of)
-    return dict(found)
+    return (metric,) if isinstance(metric, str) else metric
+
+
+def sources(project, start, end, filters, metric, step, by, use_rollups: bool = True,
+            binned: bool = True) -> list[tuple[str, dict]]:
+    """The statements (SQL, named parameters: they may run as one) whose rows
+    (bucket, value, metric, bin, figures…) add up to the window's distributions:
+    the rollup's whole days and the rows after its watermark, the partial
+    days raw; or the whole window raw. Call inside one_snapshot()."""
+    days = split(start, end, "day")
+    partial = [(start, end)]
+    mask = stat_mask([*stat_filters(filters), *([by] if by else [])])
+    parts = []
+    if use_rollups and step != "hour" and days.whole and mask is not None:
+        node_mark = read_marks().node
+        parts.append(rolled_rows(project, filters, metric, step, by, days.whole, mask, binned))
+        parts.append(raw_rows(project, filters, metric, step, by, [days.whole], f"n.id > {int(node_mark)}", binned,
+                              name="late"))
+        partial = days.partial
+    if partial:
+        parts.append(raw_rows(project, filters, metric, step, by, partial, binned=binned))
+    return parts
+
+
+def ranked_sql(parts: list[str], percents: tuple[int, ...]) -> str:
+    """The parts' bins added up per (bucket, value, metric, bin), keyed as
+    distributions keys them (the first bucket starts with the window), then
+    per (bucket, value, metric) the figures added up and each percentile
+    (nearest rank) as the middle of the smallest and largest value of the
+    first bin whose running count reaches the rank."""
+    figures = ", ".join(FIGURES)
+    combined = ", ".join(f"{COMBINE_SQL[name]}({name}) AS {name}" for name in FIGURES)
+    picks = ", ".join(f"(array_agg((minimum + maximum) / 2 ORDER BY bin) FILTER "
+                      f"(WHERE below >= GREATEST(1, ({int(p)} * whole + 99) / 100)))[1]" for p in percents)
+    union = " UNION ALL ".join(f"({sql})" for sql in parts)
+    return f"""
+        WITH parts (bucket, value, metric, bin, {figures}) AS ({union}),
+        bins AS (SELECT GREATEST(bucket, %(window_start)s) AS bucket, value, metric, bin, {combined}
+                 FROM parts GROUP BY 1, 2, 3, 4),
+        running AS (SELECT *, (SUM(n) OVER (PARTITION BY bucket, value, metric ORDER BY bin))::bigint AS below,
+                           (SUM(n) OVER (PARTITION BY bucket, value, metric))::bigint AS whole
+                    FROM bins)
+        SELECT bucket, value, metric, {combined}, {picks} FROM running GROUP BY 1, 2, 3
+    """
 
 
 def add_rows(found: dict, rows, key_of) -> None:
@@ -85,28 +147,33 @@ def add_rows(found: dict, rows, key_of) -> None:
         found[(key_of(bucket), value, metric)].add(bin_, figures)
 
 
-def rolled_rows(project, filters, metric, step, by, days, mask: int, binned: bool = True) -> list:
+def rolled_rows(project, filters, metric, step, by, days, mask: int, binned: bool = True) -> tuple[str, dict]:
     chosen = stat_filters(filters)
-    conditions = "".join(f" AND {column} = %s" for column in chosen)
-    only = " AND metric = ANY(%s)" if metric is not None else ""
+    conditions = "".join(f" AND {column} = %(f_{column})s" for column in chosen)
+    only = " AND metric = ANY(%(metric)s)" if metric is not None else ""
     combined = ", ".join(f"{COMBINE_SQL[name]}({name})" for name in FIGURES)
-    return fetch(
-        f"SELECT {bucket_sql(step, 'day')}, {by or 'NULL'}, metric, {'bin' if binned else '0'}, {combined} "
-        f"FROM {DayStat._meta.db_table} WHERE project_id = %s AND environment = %s AND mask = %s{only}"
-        f" AND day >= %s AND day < %s{conditions} GROUP BY 1, 2, 3, 4",
-        [project.pk, filters.environment, mask,
-         *([list(metric)] if metric is not None else []), *days, *chosen.values()],
-    )
+    # Unbinned, a group's day is its one row of bins added up; binned, its bins without that row.
+    bins = f" AND bin {'<>' if binned else '='} {WHOLE_BIN}"
+    sql = (f"SELECT {bucket_sql(step, 'day')}, {by or 'NULL'}, metric, {'bin' if binned else '0'}, {combined} "
+           f"FROM {DayStat._meta.db_table} WHERE project_id = %(project)s AND environment = %(environment)s "
+           f"AND mask = {int(mask)}{only} AND day >= %(day_from)s AND day < %(day_to)s{conditions}{bins} "
+           f"GROUP BY 1, 2, 3, 4")
+    params = {"project": project.pk, "environment": filters.environment, "day_from": days[0], "day_to": days[1],
+              "metric": list(metric) if metric is not None else None,
+              **{f"f_{column}": value for column, value in chosen.items()}}
+    return sql, params
 
 
-def raw_rows(project, filters, metric, step, by, intervals, extra: str = "TRUE", binned: bool = True) -> list:
-    """Named parameters: stat_values_sql repeats the condition in each of its parts."""
+def raw_rows(project, filters, metric, step, by, intervals, extra: str = "TRUE", binned: bool = True,
+             name: str = "raw") -> tuple[str, dict]:
+    """Named parameters: stat_values_sql repeats the condition in each of its
+    parts; `name` keeps this statement's intervals apart from another's run beside it."""
     params = {"project": project.pk, "environment": filters.environment,
               "metric": list(metric) if metric is not None else None}
     times = []
     for index, (low, high) in enumerate(intervals):
-        params[f"from{index}"], params[f"to{index}"] = low, high
-        times.append(f"(n.timestamp >= %(from{index})s AND n.timestamp < %(to{index})s)")
+        params[f"{name}_from{index}"], params[f"{name}_to{index}"] = low, high
+        times.append(f"(n.timestamp >= %({name}_from{index})s AND n.timestamp < %({name}_to{index})s)")
     conditions = ""
     for column, value in stat_filters(filters).items():
         params[f"f_{column}"] = value
@@ -118,7 +185,7 @@ def raw_rows(project, filters, metric, step, by, intervals, extra: str = "TRUE",
         environment = environment.replace("%s", f"%(e{index})s", 1)
     where = f"n.project_id = %(project)s AND ({' OR '.join(times)}) AND {environment}{conditions} AND {extra}"
     keys = [bucket_sql(step, "timestamp"), by or "NULL", "metric", "bin" if binned else "0"]
-    return fetch(binned_values_sql(where, keys, metric, "%(metric)s", "%(environment)s"), params)
+    return binned_values_sql(where, keys, metric, "%(metric)s", "%(environment)s"), params
 
 
 def python_distributions(project, start, end, filters, metric, step, by, key_of, binned: bool = True) -> dict:

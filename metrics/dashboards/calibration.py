@@ -10,8 +10,9 @@ from metrics.stats import calibration
 
 def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
     judged, unscored = reviewed(project, params, use_rollups)
-    return {"query": params.query(), "unscored_reviews": unscored, **calibration.summary(judged),
-            "signals": calibration.signal_rocs(judged), "days": window_days(params)}
+    found = calibration.summary(judged)
+    return {"query": params.query(), "unscored_reviews": unscored, **found,
+            "signals": calibration.signal_rocs(judged, found["roc"]), "days": window_days(params)}
 
 
 def window_days(params: ChartParams) -> float:

@@ -4,15 +4,12 @@ and the models that have usage but no price. Every figure comes from the
 exact statistics (metrics.counts.summaries), as GET /api/v1/metrics/summary
 and the alert metrics do."""
 
-from django.db.models import Count
-
 from metrics.counts import summaries
 from metrics.dashboards.series import bucket_starts, display_order, isos, label
 from metrics.params import ChartParams
 from metrics.questions import Question
-from metrics.rollups.values import COST, DURATION, TOKENS, orm_narrow
+from metrics.rollups.values import COST, DURATION, TOKENS, UNPRICED
 from metrics.stats.summary import Distribution
-from provenance.models import Node
 
 TOP = 10
 BY_CHOICES = ("agent_id", "step", "model")
@@ -27,16 +24,20 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
     question = Question(params.start, params.end, params.filters, step)
     starts = bucket_starts(question)
 
-    def read(metric, binned=True, **kwargs):
-        return summaries.distributions(project, params.start, params.end, params.filters, metric,
-                                       use_rollups=use_rollups, binned=binned, **kwargs)
+    def read(metrics, **kwargs):
+        return summaries.distributions(project, params.start, params.end, params.filters, metrics,
+                                       use_rollups=use_rollups, binned=False, **kwargs)
 
-    # Latency needs its bins (percentiles); tokens and cost only their sums, added up in the database.
-    over_time = read((DURATION,), step=step)
-    grouped = split_by_metric({**read((DURATION,), step=step, by=by),
-                               **read((TOKENS, COST), False, step=step, by=by)})
-    per_step = split_by_metric({**read((DURATION,), by="step"), **read((COST,), False, by="step")})
-    whole = split_by_metric({**read((DURATION,)), **read((TOKENS, COST), False)})
+    def latency(**kwargs):
+        return summaries.ranked(project, params.start, params.end, params.filters, (DURATION,),
+                                use_rollups=use_rollups, percents=PERCENTILES, **kwargs)
+
+    # Latency's percentiles are ranked in the database (a row per bucket and
+    # group, not every bin); tokens and cost need only their sums, added up there too.
+    over_time = latency(step=step)
+    grouped = split_by_metric({**latency(step=step, by=by), **read((TOKENS, COST), step=step, by=by)})
+    per_step = split_by_metric({**latency(by="step"), **read((COST,), by="step")})
+    whole = split_by_metric({**latency(), **read((TOKENS, COST))})
 
     def at(found, start, value, metric) -> Distribution:
         return found.get((question.bucket_key(start) if start is not None else params.start, value, metric),
@@ -63,7 +64,7 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
         } for value in groups],
         "slowest_steps": ranked(per_step[DURATION], DURATION, lambda d: d.percentile(95)),
         "expensive_steps": ranked(per_step[COST], COST, lambda d: d.summed),
-        "unpriced_models": unpriced_models(project, params),
+        "unpriced_models": unpriced_models(project, params, use_rollups),
     }
 
 
@@ -82,10 +83,11 @@ def ranked(found: dict, metric: str, key) -> list[dict]:
             for value, d in rows[:TOP]]
 
 
-def unpriced_models(project, params: ChartParams) -> list[dict]:
-    """Models with token usage and no cost in the window (no price in the project's table when they arrived)."""
-    nodes = Node.objects.filter(project=project, timestamp__gte=params.start, timestamp__lt=params.end,
-                                cost_usd__isnull=True, **params.filters.dimensions)
-    nodes = orm_narrow(nodes, params.filters).exclude(input_tokens__isnull=True, output_tokens__isnull=True)
-    counted = nodes.order_by().values("model").annotate(nodes=Count("pk")).order_by("-nodes", "model")
-    return [{"model": row["model"] or "(none)", "nodes": row["nodes"]} for row in counted]
+def unpriced_models(project, params: ChartParams, use_rollups: bool = True) -> list[dict]:
+    """Models with token usage and no cost in the window (no price in the
+    project's table when they arrived): the statistics rollup's unpriced
+    tokens by model, counted."""
+    found = summaries.distributions(project, params.start, params.end, params.filters, (UNPRICED,), by="model",
+                                    use_rollups=use_rollups, binned=False)
+    counted = sorted(((value, d.count) for (_, value, _), d in found.items() if d.count), key=lambda r: (-r[1], r[0]))
+    return [{"model": model or "(none)", "nodes": nodes} for model, nodes in counted]

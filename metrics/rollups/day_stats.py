@@ -1,9 +1,11 @@
 """The refresh job's part for the statistics rollup (metrics.models.DayStat;
 read by metrics.counts.summaries): the values of the new nodes, binned on
 the fine grid, are grouped once by every dimension, then rolled up from
-that into the other masks, and added to the rows already there."""
+that into the other masks, and added to the rows already there. Each group
+also keeps its bins added up in a row of its own (bin WHOLE_BIN), so a
+reader of counts, sums and moments reads one row a day, not every bin."""
 
-from metrics.models import DayStat
+from metrics.models import WHOLE_BIN, DayStat
 from metrics.rollups.values import (
     AGGREGATES_SQL,
     COMBINE_SQL,
@@ -44,9 +46,10 @@ def add_day_stats(cursor, bounds: dict) -> None:
     parts = []
     for mask, columns in STAT_MASKS.items():
         dimensions = ", ".join(c if c in columns else STAT_PLACEHOLDERS[c] for c in STAT_DIMENSIONS)
-        group = ", ".join(["project_id", "day", "environment", *columns, "metric", "bin"])
-        parts.append(f"SELECT project_id, day, environment, {mask}, {dimensions}, metric, bin, {combined} "
-                     f"FROM metrics_new_stats GROUP BY {group}")
+        group = ", ".join(["project_id", "day", "environment", *columns, "metric"])
+        for bin_ in ("bin", str(WHOLE_BIN)):
+            parts.append(f"SELECT project_id, day, environment, {mask}, {dimensions}, metric, {bin_}, {combined} "
+                         f"FROM metrics_new_stats GROUP BY {group}{', bin' if bin_ == 'bin' else ''}")
     updates = ", ".join(f"{name} = {UPSERT[COMBINE_SQL[name]].format(name)}" for name in FIGURES)
     unique = ", ".join(["project_id", "environment", "mask", "metric", "day", *STAT_DIMENSIONS, "bin"])
     cursor.execute(

@@ -30,9 +30,12 @@ from core.dialect import is_postgres
 from metrics.catalog import COUNTED, SUMS
 from metrics.models import (
     DayHistogram,
+    DayStat,
     HourEscalation,
     HourFuseReason,
     HourRollup,
+    PolicyHour,
+    PolicyItemHour,
     ReviewTarget,
     RolledProject,
     TraceSpan,
@@ -68,6 +71,8 @@ from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
 TARGET, ROLLUP, SPAN = ReviewTarget._meta.db_table, HourRollup._meta.db_table, TraceSpan._meta.db_table
 HISTOGRAM, REASON = DayHistogram._meta.db_table, HourFuseReason._meta.db_table
 ESCALATIONS = HourEscalation._meta.db_table
+ROLLUP_MODELS = (HourRollup, TraceSpan, DayHistogram, DayStat, HourFuseReason, ReviewTarget, HourEscalation,
+                 PolicyHour, PolicyItemHour)
 ADVISORY_LOCK = 0x6D657472  # "metr"
 PRODUCTION_NODE = production_sql("n.trace_id")
 # Summed per (hour, trace, dimensions), then per mask; traces and low_traces are counted apart.
@@ -139,8 +144,19 @@ def refresh_rollups() -> RefreshReport:
         mark.refreshed_at = timezone.now()
         mark.save()
         cursor.execute(f"DROP TABLE IF EXISTS metrics_dirty_hours, metrics_rebuilt_projects, {OTHER_ENVIRONMENTS}")
+    if report.rebuilt_projects:
+        analyze_rollups()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def analyze_rollups() -> None:
+    """A rebuild grows the rollup tables from nothing: without fresh
+    statistics (autovacuum may be off, or not there yet) the planner takes
+    them for empty and the pages read them by the wrong plan."""
+    with connection.cursor() as cursor:
+        for model in ROLLUP_MODELS:
+            cursor.execute(f"ANALYZE {model._meta.db_table}")
 
 
 def committed_high_ids() -> tuple[int, int, int, int]:

@@ -23,4 +23,7 @@ def one_snapshot():
             # These reads are short; the planner's estimates for the correlated
             # subqueries can make JIT compile for a second to save milliseconds.
             cursor.execute("SET LOCAL jit = off")
+            # A month of day statistics by group is tens of thousands of bins to
+            # add up and rank: in memory, not in batches spilled to disk.
+            cursor.execute("SET LOCAL work_mem = '64MB'")
         yield

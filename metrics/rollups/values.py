@@ -5,7 +5,10 @@ Python forms.
 Values: a node's confidence (metric ""), each numeric entry of its `metrics`
 object (by key), and the fields of the price of certainty under names of
 their own ("@duration_ms", "@tokens", "@cost_usd": a `metrics` key may be
-called "tokens" too). A node without a value contributes nothing to it.
+called "tokens" too), and "@unpriced": 1 for a node that has token usage
+and no cost (what the Cost & latency page counts by model, read from the
+rollup, not by scanning the window's nodes; one value, so one bin a group). A node without a value
+contributes nothing to it.
 
 The grid is fine enough that a percentile read from it is within 1% of the
 nearest-rank value (and within 0.001 for values in [0, 1]): bin edges grow by
@@ -33,6 +36,7 @@ from provenance.models import DEFAULT_ENVIRONMENT
 
 # The stored metric names of the node fields, and the API's names for them.
 DURATION, TOKENS, COST = "@duration_ms", "@tokens", "@cost_usd"
+UNPRICED = "@unpriced"  # no API name: only the Cost & latency page reads it
 FIELD_METRICS = {"confidence": CONFIDENCE_METRIC, "duration_ms": DURATION, "tokens": TOKENS, "cost_usd": COST}
 
 
@@ -80,11 +84,13 @@ def fine_bin_sql(x: str) -> str:
 # ---- which values a node contributes
 # The node fields' SQL, over the node table aliased `n`: tokens are input plus
 # output, for a node that has either.
+TOKENS_SQL = ("CASE WHEN n.input_tokens IS NOT NULL OR n.output_tokens IS NOT NULL "
+              "THEN COALESCE(n.input_tokens, 0)::bigint + COALESCE(n.output_tokens, 0) END")
 FIELD_SQL = {
     DURATION: "n.duration_ms",
-    TOKENS: "CASE WHEN n.input_tokens IS NOT NULL OR n.output_tokens IS NOT NULL "
-            "THEN COALESCE(n.input_tokens, 0)::bigint + COALESCE(n.output_tokens, 0) END",
+    TOKENS: TOKENS_SQL,
     COST: "n.cost_usd",
+    UNPRICED: f"CASE WHEN n.cost_usd IS NULL AND ({TOKENS_SQL}) IS NOT NULL THEN 1 END",
 }
 # The node's model and its trace's environment, as the rollup keys them.
 MODEL_SQL = "n.model"
@@ -152,10 +158,12 @@ def stat_values_sql(where: str, only: tuple[str, ...] | None = None, only_param:
         FROM {source} CROSS JOIN LATERAL (SELECT k AS key, n.metrics -> k AS value
                                           FROM unnest({only_param}::text[]) AS k) AS kv
         WHERE {where} AND jsonb_typeof(n.metrics) = 'object' AND {METRIC_VALUE_SQL.format(value="kv.value")}""")
-    for metric, sql in FIELD_SQL.items():
-        if sql is not None and (only is None or metric in only):
-            parts.append(f"SELECT {keys}, '{metric}'::varchar AS metric, ({sql})::float8 AS x FROM {source} "
-                         f"WHERE {where} AND ({sql}) IS NOT NULL")
+    fields = [(metric, sql) for metric, sql in FIELD_SQL.items() if only is None or metric in only]
+    if fields:
+        # One pass over the nodes for every field asked, not one per field.
+        values = ", ".join(f"('{metric}'::varchar, ({sql})::float8)" for metric, sql in fields)
+        parts.append(f"SELECT {keys}, f.metric, f.x FROM {source} CROSS JOIN LATERAL (VALUES {values}) AS f(metric, x) "
+                     f"WHERE {where} AND f.x IS NOT NULL")
     if not parts:  # only fields not stored yet
         parts.append(f"SELECT {keys}, ''::varchar AS metric, NULL::float8 AS x FROM {source} WHERE false")
     return "\nUNION ALL\n".join(parts)
@@ -181,7 +189,8 @@ def orm_fields(row: dict) -> dict:
     """{stored metric: value} of a node's fields, from a .values() row of ORM_COLUMNS."""
     tokens_in, tokens_out = row["input_tokens"], row["output_tokens"]
     tokens = None if tokens_in is None and tokens_out is None else (tokens_in or 0) + (tokens_out or 0)
-    return {DURATION: row["duration_ms"], TOKENS: tokens, COST: row["cost_usd"]}
+    return {DURATION: row["duration_ms"], TOKENS: tokens, COST: row["cost_usd"],
+            UNPRICED: 1 if row["cost_usd"] is None and tokens is not None else None}
 
 
 def orm_model(row: dict) -> str:

@@ -148,8 +148,10 @@ def correlations(judged: list[Judged]) -> list[dict]:
     return found
 
 
-def by_agent(judged: list[Judged]) -> list[dict]:
-    """One row per agent, the worst calibrated first."""
+def by_agent(judged: list[Judged], whole: dict | None = None) -> list[dict]:
+    """One row per agent, the worst calibrated first. `whole`: the ROC and
+    calibration error of all of `judged` (summary's), the figures of an agent
+    that holds every answer, not computed twice."""
     groups: dict[str, list[Judged]] = {}
     for item in judged:
         groups.setdefault(item.agent_id, []).append(item)
@@ -157,7 +159,8 @@ def by_agent(judged: list[Judged]) -> list[dict]:
     for agent_id, items in groups.items():
         mean_confidence = sum(j.confidence for j in items) / len(items)
         accuracy = sum(j.correct for j in items) / len(items)
-        auc = roc(items)["auc"]
+        everything = whole is not None and len(items) == len(judged)
+        auc = whole["roc"]["auc"] if everything else roc(items)["auc"]
         rows.append({
             "agent_id": agent_id,
             "count": len(items),
@@ -165,7 +168,7 @@ def by_agent(judged: list[Judged]) -> list[dict]:
             "mean_confidence": mean_confidence,
             "accuracy": accuracy,
             "overconfidence": mean_confidence - accuracy,
-            "ece": expected_calibration_error(items),
+            "ece": whole["ece"] if everything else expected_calibration_error(items),
             "auc": auc,
             "badly_calibrated": len(items) >= MIN_AGENT_REVIEWS and (
                 (auc is not None and auc < UNINFORMATIVE_AUC) or mean_confidence - accuracy >= OVERCONFIDENT),
@@ -178,7 +181,7 @@ def by_agent(judged: list[Judged]) -> list[dict]:
 
 def summary(judged: list[Judged]) -> dict:
     bins = reliability(judged)
-    return {
+    found = {
         "count": len(judged),
         "incorrect": sum(not j.correct for j in judged),
         "reliability": bins,
@@ -186,8 +189,8 @@ def summary(judged: list[Judged]) -> dict:
         "brier": brier(judged),
         "roc": roc(judged),
         "correlations": correlations(judged),
-        "by_agent": by_agent(judged),
     }
+    return {**found, "by_agent": by_agent(judged, found)}
 
 
 # ---- operating points and their price
@@ -197,11 +200,12 @@ def summary(judged: list[Judged]) -> dict:
 SIGNALS = (("self_consistency_score", True), ("semantic_entropy", False))
 
 
-def signal_rocs(judged: list[Judged]) -> list[dict]:
+def signal_rocs(judged: list[Judged], confidence_roc: dict | None = None) -> list[dict]:
     """The ROC of each signal the reviewed answers report (the confidence
-    first), as `roc` computes it: for a signal where higher means less sure
-    (entropy) its negation is ranked. Signals without both verdicts are left out."""
-    found = [{"signal": "confidence", "count": len(judged), **_curve(roc(judged))}]
+    first; `confidence_roc`: its `roc`, when already computed), as `roc`
+    computes it: for a signal where higher means less sure (entropy) its
+    negation is ranked. Signals without both verdicts are left out."""
+    found = [{"signal": "confidence", "count": len(judged), **_curve(confidence_roc or roc(judged))}]
     for name, higher_is_surer in SIGNALS:
         scored = [Judged(float(j.metrics[name]) * (1 if higher_is_surer else -1), j.correct)
                   for j in judged if is_finite_number(j.metrics.get(name))]

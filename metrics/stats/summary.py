@@ -122,3 +122,43 @@ class Distribution:
         skew = math.sqrt(count * (count - 1)) / (count - 2) * g1
         kurt = (count - 1) / ((count - 2) * (count - 3)) * ((count + 1) * g2 + 6)
         return skew, kurt
+
+
+@dataclass
+class Ranked:
+    """A distribution's exact figures (its bins added up into one) and some of
+    its percentiles, found where its bins are (metrics.counts.summaries.ranked):
+    what a chart of a few percentiles per bucket needs, without the bins."""
+
+    whole: Distribution = field(default_factory=Distribution)
+    percentiles: dict = field(default_factory=dict)  # percent -> value
+
+    @classmethod
+    def of(cls, distribution: Distribution, percents) -> "Ranked":
+        whole = Distribution()
+        for figures in distribution.bins.values():
+            whole.add(0, figures)
+        return cls(whole, {p: distribution.percentile(p) for p in percents})
+
+    @classmethod
+    def from_row(cls, row, percents) -> "Ranked":
+        """From FIGURES, then the percentiles in `percents` order."""
+        whole = Distribution()
+        whole.add(0, row[:len(FIGURES)])
+        return cls(whole, dict(zip(percents, row[len(FIGURES):], strict=True)))
+
+    @property
+    def count(self) -> int:
+        return self.whole.count
+
+    @property
+    def summed(self) -> float:
+        return self.whole.summed
+
+    @property
+    def mean(self) -> float | None:
+        return self.whole.mean
+
+    def percentile(self, percent: int) -> float | None:
+        """Only the percents it was ranked for (KeyError for another)."""
+        return self.percentiles[percent] if self.count else None

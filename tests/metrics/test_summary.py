@@ -144,6 +144,23 @@ def test_the_rollup_equals_the_raw_scan_bin_for_bin(project, ingest, valued):
                 assert figures == pytest.approx(raw[key].bins[bin_], rel=1e-9, abs=1e-9), (key, bin_)
 
 
+def test_the_rollups_added_up_rows_equal_the_raw_scan(project, ingest, valued):
+    """Readers of counts, sums and moments read each group's day as one row of its bins added up."""
+    refresh_rollups()
+    post_in_batches(ingest, valued_events(seed=36, count=200, days=4, prefix="late-"))
+    rng = random.Random(37)
+    for _ in range(25):
+        start, end = random_window(rng)
+        filters = Filters(**{"environment": "production", **random_summary_filters(rng)})
+        by, step = rng.choice(["", "agent_id", "step", "source_type", "model"]), rng.choice(["", "day"])
+        rolled = summaries.distributions(project, start, end, filters, step=step, by=by, binned=False)
+        raw = summaries.distributions(project, start, end, filters, step=step, by=by, use_rollups=False, binned=False)
+        assert set(rolled) == set(raw)
+        for key, distribution in rolled.items():
+            assert set(distribution.bins) == {0}
+            assert distribution.bins[0] == pytest.approx(raw[key].bins[0], rel=1e-9, abs=1e-9), key
+
+
 def test_counts_all_equal_have_no_spread(project, api, valued):
     refresh_rollups()
     start, end = BASE_TIME, BASE_TIME + timedelta(days=3)
