@@ -23,13 +23,14 @@ $(VENV)/.installed: pyproject.toml sdk/pyproject.toml | check-python
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
 	@$(PY) -m pip install -q -e ./sdk -e '.[test]' 2>&1 | grep -v '^WARNING: Location' || true
-	@$(PY) -c 'import django, rest_framework, channels, celery, psycopg, plotly, playwright, denoiseflow' 
+	@$(PY) -c 'import django, rest_framework, channels, celery, psycopg, playwright, denoiseflow, brotli'
 	@touch $@
 
 install: $(VENV)/.installed
 
 run: install
 	@$(PY) manage.py migrate --noinput -v0
+	@$(PY) manage.py collectstatic --noinput -v0
 	@SITE_ROOT=http://$(HOST):$(PORT) $(PY) manage.py load_demo
 	@echo "Serving on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"
 	@SITE_ROOT=http://$(HOST):$(PORT) $(PY) manage.py serve $(HOST):$(PORT)
@@ -45,7 +46,9 @@ chromium:
 	@test -x /usr/bin/chromium || { echo "error: /usr/bin/chromium is missing and could not be installed" >&2; exit 1; }
 
 # The linter and the SQLite smoke test run first so that the full suite's summary closes the output.
+# Static files are collected first, so the pages under test load them as `make run` serves them.
 test: install services chromium
+	@$(PY) manage.py collectstatic --noinput -v0
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory test-sqlite
 	@$(MAKE) --no-print-directory test-postgres

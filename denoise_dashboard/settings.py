@@ -5,7 +5,6 @@ with none set, the app runs on an embedded default (SQLite, in-process channel
 layer, Celery in eager mode with an in-process scheduler).
 """
 
-from importlib.util import find_spec
 from pathlib import Path
 
 from celery.schedules import crontab
@@ -55,7 +54,7 @@ MIDDLEWARE = [
     # Before anything reads the body or the database: a refused request costs a counter.
     "denoise_dashboard.limits.api.ApiRateLimitMiddleware",
     "denoise_dashboard.request_bodies.read_request_bodies",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "denoise_dashboard.static_files.StaticFilesMiddleware",
     # Outside the outage middleware: a replica lost mid-request is answered by the primary.
     "denoise_dashboard.replica_reads.ReplicaReadsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -206,15 +205,16 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
-# plotly.min.js is served from the Python package's own copy: no CDN, strict CSP.
-_plotly_spec = find_spec("plotly")
+STATIC_ROOT = Path(envstr("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
-if _plotly_spec and _plotly_spec.submodule_search_locations:
-    STATICFILES_DIRS.append(
-        ("vendor/plotly", str(Path(list(_plotly_spec.submodule_search_locations)[0]) / "package_data"))
-    )
+# Hashed names, gzip and brotli copies, a year's caching (denoise_dashboard/static_files.py).
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "denoise_dashboard.static_files.Storage"},
+}
 WHITENOISE_USE_FINDERS = True
+# Only hashed copies are compressed and kept; an uncollected plain name comes from the finders.
+WHITENOISE_KEEP_ONLY_HASHED_FILES = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
 SECURE_CSP = {

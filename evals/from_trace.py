@@ -6,18 +6,13 @@ import json
 from evals import datasets, validation
 from evals.models import Dataset
 from evals.validation import Invalid
-from provenance.models import Node, Trace
+from provenance.models import Trace
+from provenance.questions import question
 
 
 def trace_input(trace: Trace):
-    """What the workflow was asked: the earliest user-input node's content,
-    else the earliest node's raw input (or content)."""
-    nodes = Node.objects.filter(trace=trace).order_by("timestamp", "pk")
-    first_input = nodes.filter(source_type="user_input").values_list("content", "raw_input").first()
-    if first_input:
-        return first_input[0] or first_input[1]
-    first = nodes.values_list("raw_input", "content").first()
-    return (first[0] or first[1]) if first else ""
+    """What the workflow was asked (provenance.questions)."""
+    return question(trace)
 
 
 def typed_value(text: str):

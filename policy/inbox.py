@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from provenance.ingest.write import ingest_events
 from provenance.models import DEFAULT_ENVIRONMENT, Escalation, Fuse, Node
+from provenance.questions import questions
 
 PAGE_SIZE = 50
 MAX_CHAIN = 50
@@ -26,6 +27,7 @@ class Entry:
     node: Node | None
     attempts: list[Node] = field(default_factory=list)  # the retried chain, oldest first, ending at the node
     fuses: list[Fuse] = field(default_factory=list)
+    question: str = ""  # what the trace's workflow was asked
 
 
 def _open(project, environment: str):
@@ -43,7 +45,7 @@ def open_count(project, environment: str = DEFAULT_ENVIRONMENT) -> int:
 
 
 def entries(project, limit: int = PAGE_SIZE) -> list[Entry]:
-    """Three queries whatever the number of escalations shown."""
+    """Four queries whatever the number of escalations shown."""
     escalations = open_escalations(project, limit)
     trace_pks = {e.trace_id for e in escalations}
     nodes = Node.objects.filter(project=project, trace_id__in=trace_pks).only(
@@ -55,11 +57,12 @@ def entries(project, limit: int = PAGE_SIZE) -> list[Entry]:
     fuses = defaultdict(list)
     for fuse in Fuse.objects.filter(project=project, product_id__in=wanted).order_by("timestamp", "pk"):
         fuses[fuse.product_id].append(fuse)
+    asked = questions(trace_pks) if escalations else {}
     found = []
     for e in escalations:
         attempts = chains[e.pk]
         history = [f for n in attempts for f in fuses[n.product_id]] or fuses[e.product_id]
-        found.append(Entry(e, by_product.get(e.product_id), attempts, history))
+        found.append(Entry(e, by_product.get(e.product_id), attempts, history, asked.get(e.trace_id, "")))
     return found
 
 

@@ -102,8 +102,13 @@ class ProjectSettingsForm(forms.Form):
             "retention": {key: data[key] for key in ("trace_days", "full_content_days", "keep_full_below")},
         }
 
+    # The API's words for an absent value, and what a person does on this form instead.
+    API_WORDS = {", or null to keep forever": "; leave it empty to keep forever"}
+
     def add_api_errors(self, fields: dict[str, str]) -> None:
         for api_field, message in fields.items():
+            for api_words, form_words in self.API_WORDS.items():
+                message = message.replace(api_words, form_words)
             self.add_error(self.API_FIELDS.get(api_field), message)
 
 

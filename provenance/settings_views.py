@@ -61,7 +61,9 @@ def settings_page(request, slug):
         "form": form,
         "may_change": may_change,
         "preview": preview,
-        "previewing_unsaved": form.is_bound,
+        # Figures only for values that hold: an invalid field previews nothing ("would cut 0").
+        "previewing_unsaved": form.is_bound and not form.errors,
+        "unpreviewable": form.is_bound and bool(form.errors),
         "runs": RetentionRun.objects.filter(project=project).order_by("-started_at", "-pk")[:RUNS_SHOWN],
         "full_share": job.share_with_full_text(project),
         "prices": prices,

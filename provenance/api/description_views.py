@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.openapi import FREE_OBJECT, STRING, obj
+from tenancy.membership import projects_for
 
 HTTP_METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -38,8 +39,8 @@ class SchemaView(APIView):
 
 
 class ApiRootView(APIView):
-    """`GET /api/v1/`: where to start: the schema, the docs page, the OTLP
-    endpoint and every operation of this API."""
+    """Where to start: the schema, the docs page, the OTLP endpoint and every
+    operation of this API."""  # the browsable API shows this text as it is
 
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer]
 
@@ -70,7 +71,9 @@ class DocsView(APIView):
 
     @extend_schema(exclude=True)
     def get(self, request):
-        return Response({"schema_url": reverse("api-schema")}, template_name="api/docs.html")
+        # A signed-in person's pages keep their navigation here, on their first project.
+        project = projects_for(request.user).order_by("slug").first() if request.user is not None else None
+        return Response({"schema_url": reverse("api-schema"), "project": project}, template_name="api/docs.html")
 
     def handle_exception(self, exc):
         if isinstance(exc, exceptions.NotAuthenticated) and not self.request.META.get("HTTP_AUTHORIZATION"):

@@ -18,7 +18,18 @@ from denoiseflow.fuse import ACCEPT, BLOCK, DOWNWEIGHT, ConfidenceFuse, FuseResu
 from denoiseflow.judging import CrossCheckResult, cross_check
 from denoiseflow.ladder import Feedback, GuardResult, Output, guard
 from denoiseflow.policy_client import Policy, PolicyClient, policy, policy_client
-from denoiseflow.recorder import NodeRef, Recorder, configure, flush, fuse, get_recorder, new_id, record, review
+from denoiseflow.recorder import (
+    NodeRef,
+    Recorder,
+    configure,
+    flush,
+    fuse,
+    get_recorder,
+    new_id,
+    new_product_id,
+    record,
+    review,
+)
 from denoiseflow.redundancy import RedundantResult, arun_redundant, diversity, run_redundant
 from denoiseflow.reflection import Reflection, reflect
 from denoiseflow.signals import CombinedConfidence, combine_signals, fuse_signals
@@ -35,7 +46,7 @@ __all__ = [
     "Output", "Policy", "PolicyClient", "Priced", "Recorder", "RedundantResult", "Reflection", "Reply", "Step",
     "Thresholds", "ToolCheck", "ToolRules", "TransportError", "__version__", "all_of", "arun_redundant", "canonical",
     "check_tool_result", "combine_signals", "configure", "cross_check", "current_case", "diversity", "evaluate",
-    "flush", "fuse", "fuse_signals", "get_recorder", "guard", "in_range", "llm_fields", "model_of", "new_id",
+    "flush", "fuse", "fuse_signals", "get_recorder", "guard", "in_range", "llm_fields", "model_of", "new_id", "new_product_id",
     "normalize", "one_of", "policy", "policy_client", "record", "reflect", "review", "run_redundant", "schema",
     "semantic_entropy", "step", "text_similarity", "usage_of",
 ]

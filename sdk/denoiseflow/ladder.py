@@ -45,7 +45,7 @@ from typing import Any
 from denoiseflow.awaitables import is_async
 from denoiseflow.costs import FUSE_RETRY, marked, unwrap
 from denoiseflow.fuse import ACCEPT, BLOCK, DOWNWEIGHT, ConfidenceFuse, FuseResult
-from denoiseflow.recorder import NodeRef, get_recorder, new_id
+from denoiseflow.recorder import NodeRef, get_recorder, new_product_id
 from denoiseflow.vocabulary import DEFAULT_PROFILE
 
 ACCEPTED, DOWNWEIGHTED, BLOCKED, ESCALATED, ROUND_LIMIT = (
@@ -238,7 +238,7 @@ class _Events:
 
     def node(self, agent_id, step, source_type, parent_ids, output: Output, round_, previous, attempt,
              inline: FuseResult | None, first: NodeRef | None = None) -> NodeRef:
-        product_id = new_id()
+        product_id = new_product_id(self.trace_id, step or agent_id)
         body = {"trace_id": self.trace_id, "product_id": product_id, "agent_id": agent_id, "parent_ids": parent_ids,
                 "round": round_}
         if step:

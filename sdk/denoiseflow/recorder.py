@@ -57,6 +57,44 @@ def new_id(prefix: str = "") -> str:
     return prefix + os.urandom(16).hex()
 
 
+class _ProductIds:
+    """Default product ids a person can read where the dashboard shows them:
+    `<trace>:<step>:<n>-<tag>`, the n-th node of that step (or agent) in that
+    trace made by this process. The tag, drawn per process (and again after a
+    fork, or when the counters are forgotten), keeps two processes writing one
+    trace from ever taking the same id; ids are unique per project as traces are."""
+
+    TRACES_REMEMBERED = 10_000  # a long-running agent's counters stay bounded
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._forget()
+
+    def _forget(self) -> None:
+        self._counts: dict[tuple[str, str], int] = {}
+        self._tag = os.urandom(3).hex()
+
+    def next(self, trace_id, step) -> str:
+        # The server keeps 255 characters: a long trace id or step is clipped, the count and tag never.
+        key = (str(trace_id or "")[:150], str(step or "node")[:80])
+        with self._lock:
+            if key not in self._counts and len(self._counts) >= self.TRACES_REMEMBERED:
+                self._forget()
+            count = self._counts[key] = self._counts.get(key, 0) + 1
+            tag = self._tag
+        return f"{key[0]}:{key[1]}:{count}-{tag}"
+
+
+_product_ids = _ProductIds()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_product_ids._forget)
+
+
+def new_product_id(trace_id, step) -> str:
+    """The default id of a node of `step` (its agent's id when it has no step) in `trace_id`."""
+    return _product_ids.next(trace_id, step)
+
+
 def iso(timestamp) -> str:
     if timestamp is None:
         return datetime.now(UTC).isoformat()
@@ -150,7 +188,7 @@ class Recorder:
         `llm`: a model response (OpenAI, Anthropic, LangChain) whose model and
         token usage the node carries, unless `model` / `usage` say otherwise.
         Never raises: whatever cannot be encoded is replaced and counted."""
-        product_id = product_id or new_id()
+        product_id = product_id or new_product_id(trace_id, step or agent_id)
         try:
             if llm is not None:
                 implied = llm_fields(llm)

@@ -37,7 +37,7 @@ from typing import Any
 from denoiseflow.awaitables import is_async
 from denoiseflow.costs import REDUNDANT_SAMPLE, marked, unwrap
 from denoiseflow.entropy import normalized_entropy
-from denoiseflow.recorder import NodeRef, get_recorder, new_id
+from denoiseflow.recorder import NodeRef, get_recorder, new_product_id
 from denoiseflow.similarity import (
     MISSING,
     Cluster,
@@ -178,7 +178,8 @@ class RedundantResult:
         if self.path == VALIDATED and self.calls:
             merged.update({k: v for k, v in self.calls[0].items() if k != "duration_ms"})
         elif record_samples or (record_samples is None and self.priced):
-            merged["product_id"] = fields.pop("product_id", None) or new_id()
+            merged["product_id"] = (fields.pop("product_id", None)
+                                    or new_product_id(trace_id, fields.get("step") or agent_id))
             merged["parent_ids"] = [*fields.get("parent_ids", ()), *self.record_samples(
                 trace_id, agent_id, recorder, merged["product_id"], fields)]
             fields.pop("parent_ids", None)

@@ -23,7 +23,7 @@ import time
 
 from denoiseflow.costs import llm_fields
 from denoiseflow.evaluation import current_case
-from denoiseflow.recorder import NodeRef, get_recorder, new_id
+from denoiseflow.recorder import NodeRef, get_recorder, new_product_id
 
 
 class Step:
@@ -51,7 +51,8 @@ class Step:
 
     def __enter__(self) -> "Step":
         trace_id = self.trace_id or _current_trace()
-        product_id = self.fields.pop("product_id", None) or new_id()
+        product_id = (self.fields.pop("product_id", None)
+                      or new_product_id(trace_id, self.fields.get("step") or self.agent_id))
         self.node = NodeRef(trace_id, product_id, self.agent_id)
         self._started = time.perf_counter()
         return self

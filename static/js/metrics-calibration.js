@@ -20,7 +20,7 @@
     card(cards, "Brier score", M.num(data.brier));
     const best = data.roc.best;
     card(cards, "Suggested threshold (Youden's J)", best ? M.num(best.threshold) : "–");
-    card(cards, "…catches / review load", best ? M.pct(best.tpr) + " / " + M.pct(best.review_load) : "–");
+    card(cards, "At that threshold: catches / review load", best ? M.pct(best.tpr) + " / " + M.pct(best.review_load) : "–");
     if (data.unscored_reviews) card(cards, "Reviews without a confidence", M.num(data.unscored_reviews));
 
     const bins = data.reliability;

@@ -561,17 +561,19 @@
     });
   }
 
-  function openPanel(title) {
+  // A node is named by what made it (agent · step), its id second.
+  function openPanel(title, productId) {
     show("panel-empty", false);
     show("panel-body", true);
     document.getElementById("np-title").textContent = title;
+    document.getElementById("np-id").textContent = productId || "";
     show("np-cause", false);
     show("np-impact", false);
     setActive(null);
   }
 
   function showMessage(productId, message) {
-    openPanel(productId);
+    openPanel(productId, "");
     const badges = document.getElementById("np-badges");
     clear(badges);
     badges.appendChild(badge(message, "warn"));
@@ -579,7 +581,7 @@
 
   function showExternal(j) {
     const g = state.graph.external;
-    openPanel(g.id[j]);
+    openPanel(g.url[j] ? "in trace " + g.trace_id[j] : "not arrived yet", g.id[j]);
     const badges = document.getElementById("np-badges");
     clear(badges);
     if (g.url[j]) {
@@ -616,7 +618,7 @@
 
   function showNode(node) {
     if (node.product_id !== state.selected) return; // a newer selection won
-    openPanel(node.product_id);
+    openPanel(node.step ? node.agent_id + " · " + node.step : node.agent_id, node.product_id);
     const badges = document.getElementById("np-badges");
     clear(badges);
     badges.appendChild(confidenceChip(node.confidence, node.confidence_color));

@@ -115,7 +115,7 @@ ANSWER_BOUND_MS = 3000
 def test_why_is_the_final_answer_wrong_on_5000_nodes(asgi_live_server, big_run, watched_page):
     page, server = watched_page, asgi_live_server
     open_trace(page, server, "?node=final")
-    page.wait_for_function("() => document.getElementById('np-title').textContent === 'final'")
+    page.wait_for_function("() => document.getElementById('np-id').textContent === 'final'")
     page.evaluate(TIME_THE_ANSWER)
     page.click("#why-wrong")
     causes = page.locator("#np-cause-list")
@@ -139,7 +139,7 @@ def test_focus_mode_shows_only_the_ancestry(asgi_live_server, big_run, watched_p
     page, server = watched_page, asgi_live_server
     # A node folded inside a cluster: opening it reveals it.
     open_trace(page, server, "?node=reason-50-10")
-    page.wait_for_function("() => document.getElementById('np-title').textContent === 'reason-50-10'")
+    page.wait_for_function("() => document.getElementById('np-id').textContent === 'reason-50-10'")
     before = drawn_count(page)
     page.select_option("#focus-hops", "2")
     page.click("#focus-on")

@@ -49,7 +49,7 @@ def test_an_admin_previews_saves_and_sees_the_summary_mark(asgi_live_server, ten
     assert page.locator("#np-tier").is_visible()
     assert page.locator("#np-content").text_content() == LONG[:280]
     page.goto(f"{live_server.url}/p/acme/traces/t-tier/?node=weak")
-    page.wait_for_function("() => document.getElementById('np-title').textContent === 'weak'")
+    page.wait_for_function("() => document.getElementById('np-id').textContent === 'weak'")
     page.wait_for_selector("#np-content:has-text('A retrieved passage')")
     assert page.locator("#np-badges .badge.summary").count() == 0
     assert not page.locator("#np-tier").is_visible()

@@ -51,7 +51,7 @@ def node_point(page, graph_ids: list[str], product_id: str) -> dict:
 
 LANDED_ON = """([x, y]) => {
   const under = document.elementFromPoint(x, y);
-  return {panel: document.getElementById("np-title").textContent, settled: document.getElementById("dag").dataset.settled,
+  return {panel: document.getElementById("np-id").textContent, settled: document.getElementById("dag").dataset.settled,
           element: under && under.tagName + "." + under.getAttribute("class")};
 }"""
 
@@ -60,7 +60,7 @@ def click_node(page, graph_ids, product_id):
     point = node_point(page, graph_ids, product_id)
     click_point(page, point["x"], point["y"])
     try:
-        page.wait_for_function("(id) => document.getElementById('np-title').textContent === id", arg=product_id)
+        page.wait_for_function("(id) => document.getElementById('np-id').textContent === id", arg=product_id)
     except PlaywrightTimeout as missed:
         # Say where the click landed, so that a miss under load can be told apart from a slow panel.
         where = page.evaluate(SCREEN_POSITION, [point["x"], point["y"]])
@@ -103,7 +103,7 @@ def test_investigating_a_bad_answer(asgi_live_server, tenant, watched_page):
     assert points["colorscale"][0] == [0, "#d73027"]
     assert node_point(page, ids, "frag-ok")["symbol"] == "circle"
     # The final answer is selected when the page opens.
-    assert page.locator("#np-title").text_content() == "final"
+    assert page.locator("#np-id").text_content() == "final"
 
     click_node(page, ids, "frag-bad")
     panel = page.locator("#node-panel")

@@ -69,27 +69,27 @@ def test_an_xss_corpus_executes_nothing_and_reads_as_text(asgi_live_server, tena
     page.wait_for_selector("#bad-answers")
     assert page.locator("#bad-answers tbody tr td.mono").first.text_content() == TRACE
     page.locator("#bad-answers >> text=Investigate").click()
-    page.wait_for_function("() => document.getElementById('np-title').textContent.length > 0")
+    page.wait_for_function("() => document.getElementById('np-id').textContent.length > 0")
     assert page.locator("#trace-title").text_content() == TRACE
-    assert page.locator("#np-title").text_content() == CORPUS[-1]
+    assert page.locator("#np-id").text_content() == CORPUS[-1]
     assert page.locator("#np-content").text_content() == CORPUS[-1]
     assert page.locator("#np-reviews").inner_text().strip().endswith(CORPUS[10])
 
     # Walk the whole chain through the panel's parent links, reading each node back.
     for payload in reversed(CORPUS[:-1]):
         page.locator("#np-parents a.node-link", has_text=payload).first.click()
-        page.wait_for_function("(id) => document.getElementById('np-title').textContent === id", arg=payload)
+        page.wait_for_function("(id) => document.getElementById('np-id').textContent === id", arg=payload)
         assert page.locator("#np-content").text_content() == payload
         assert page.locator("#np-raw").text_content() == payload
         facts = page.locator("#np-facts").inner_text()
         assert payload in facts
     page.locator("#np-parents a.node-link", has_text="root").click()
-    page.wait_for_function("() => document.getElementById('np-title').textContent === 'root'")
+    page.wait_for_function("() => document.getElementById('np-id').textContent === 'root'")
     assert CORPUS[7] in page.locator("#np-metrics").inner_text()
     assert CORPUS[9] in page.locator("#np-metadata").text_content()
     # A parent id like `javascript:…` never becomes a link target.
     page.locator("#np-children a.node-link", has_text=CORPUS[0]).click()
-    page.wait_for_function("(id) => document.getElementById('np-title').textContent === id", arg=CORPUS[0])
+    page.wait_for_function("(id) => document.getElementById('np-id').textContent === id", arg=CORPUS[0])
     assert page.locator("#np-parents a.node-link", has_text="javascript:alert(1)").count() == 1
     assert page.evaluate("() => Array.from(document.querySelectorAll('a'))"
                          ".filter((a) => a.protocol !== 'http:').length") == 0
@@ -101,7 +101,7 @@ def test_an_xss_corpus_executes_nothing_and_reads_as_text(asgi_live_server, tena
     page.locator("#np-children a.node-link", has_text=CORPUS[2]).click()
     page.locator("#np-children a.node-link", has_text=CORPUS[3]).click()
     page.locator("#np-children a.node-link", has_text=CORPUS[4]).click()
-    page.wait_for_function("(id) => document.getElementById('np-title').textContent === id", arg=CORPUS[4])
+    page.wait_for_function("(id) => document.getElementById('np-id').textContent === id", arg=CORPUS[4])
     assert CORPUS[5] in page.locator("#np-fuses").inner_text()
     assert CORPUS[6] in page.locator("#np-fuses").inner_text()
     page.click("#why-wrong")

@@ -1,12 +1,16 @@
 """The recorder against a live dashboard: nodes, parents, fuses and reviews
 recorded by an agent show up through the read API."""
 
+import re
+import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime
 
 import denoiseflow
 from tests.denoiseflow.dashboard import nodes_of
+from tests.support.serving import REPO
 
 
 def test_recorded_nodes_arrive_with_their_parents(live_recorder, api):
@@ -94,3 +98,25 @@ def test_the_module_level_recorder_reads_its_settings_from_the_environment(live_
     finally:
         recorder.close()
     assert api.get("/api/v1/traces/ticket-6").json()["node_count"] == 1
+
+
+def test_default_product_ids_name_the_trace_and_step_and_never_collide(live_recorder, api):
+    """`<trace>:<step>:<n>-<tag>`: readable where the dashboard shows an id, unique
+    within the project even when another process (another tag) writes the same trace."""
+    question = live_recorder.record("ticket-9", "gateway", "Where is my refund?")
+    first = live_recorder.record("ticket-9", "retrieval_agent_v2", "a", step="retrieval", parent_ids=[question])
+    second = live_recorder.record("ticket-9", "retrieval_agent_v2", "b", step="retrieval", parent_ids=[question])
+    with denoiseflow.step("ticket-9", "responder", step="final_answer", recorder=live_recorder) as answer:
+        answer.content = "Within 14 days."
+    assert live_recorder.flush(timeout=10)
+
+    tag = question.product_id.rsplit("-", 1)[1]
+    assert [question.product_id, first.product_id, second.product_id, answer.node.product_id] == [
+        f"ticket-9:gateway:1-{tag}", f"ticket-9:retrieval:1-{tag}", f"ticket-9:retrieval:2-{tag}",
+        f"ticket-9:final_answer:1-{tag}"]
+    assert set(nodes_of(api, "ticket-9")) == {question.product_id, first.product_id, second.product_id,
+                                              answer.node.product_id}
+    # Another process writing the same trace draws its own tag: its first retrieval node is another id.
+    other = subprocess.run([sys.executable, "-c", "import denoiseflow; print(denoiseflow.new_product_id('ticket-9', "
+                            "'retrieval'))"], capture_output=True, text=True, check=True, cwd=REPO / "sdk").stdout
+    assert re.fullmatch(r"ticket-9:retrieval:1-[0-9a-f]{6}\n", other) and other.strip() != first.product_id

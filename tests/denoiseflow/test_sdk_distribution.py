@@ -83,3 +83,17 @@ def test_a_clean_venv_with_only_the_sdk_records_to_a_live_server(wheel, tmp_path
     assert intent["confidence"] == 1.0
     stored = api.get(f"/api/v1/traces/dist-1/nodes/{intent['product_id']}").json()
     assert stored["content"] == "refund_status" and stored["metrics"]["vote_ratio"] == 1.0
+
+
+def test_an_older_python_is_refused_in_one_clear_line(wheel, tmp_path):
+    older = shutil.which("python3.11") or shutil.which("python3.10")
+    if older is None:
+        pytest.skip("no Python older than 3.12 on this machine")
+    venv = tmp_path / "old"
+    run(older, "-m", "venv", "--without-pip", venv)
+    refused = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
+                              "--no-index", "--no-deps", str(wheel)], capture_output=True, text=True, timeout=300)
+    assert refused.returncode != 0
+    errors = [line for line in refused.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1, refused.stderr
+    assert "requires a different Python" in errors[0] and "'>=3.12'" in errors[0], errors

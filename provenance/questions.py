@@ -1,0 +1,31 @@
+"""What a trace's workflow was asked: its earliest user-input node's content,
+else its earliest node's raw input (or content). The question names a trace to
+a person (the escalation inbox) and becomes a truth-set item's input."""
+
+from django.db.models import OuterRef, Subquery, TextField, Value
+from django.db.models.functions import Coalesce, NullIf
+
+from provenance.models import Node, Trace
+
+USER_INPUT = "user_input"
+
+
+def _earliest(trace_ref, field: str, **filters) -> Subquery:
+    nodes = Node.objects.filter(trace=trace_ref, **filters).order_by("timestamp", "pk")
+    return Subquery(nodes.values(field)[:1])
+
+
+def questions(trace_pks) -> dict[int, str]:
+    """{trace pk: question} in one statement; a trace without one maps to ""."""
+    ref = OuterRef("pk")
+    # An empty text counts as absent, as in `question`.
+    empty = Value("", output_field=TextField())
+    asked = Coalesce(NullIf(_earliest(ref, "content", source_type=USER_INPUT), empty),
+                     NullIf(_earliest(ref, "raw_input", source_type=USER_INPUT), empty),
+                     NullIf(_earliest(ref, "raw_input"), empty), _earliest(ref, "content"))
+    rows = Trace.objects.filter(pk__in=set(trace_pks)).annotate(asked=asked).values_list("pk", "asked")
+    return {pk: text or "" for pk, text in rows}
+
+
+def question(trace: Trace) -> str:
+    return questions([trace.pk]).get(trace.pk, "")
