@@ -86,7 +86,7 @@ def test_while_the_database_is_down_every_api_request_is_503_with_retry_after_wi
             page = person.get(dashboard.url + page_path)
             assert page.status_code == 503, (page_path, page.status_code)
             assert time.monotonic() - started < ANSWER_WITHIN_SECONDS
-            assert "Temporarily unavailable" in page.text and "/static/css/app.css" in page.text
+            assert "Temporarily unavailable" in page.text and "/static/css/app." in page.text
     finally:
         own_postgres.start()
 

@@ -40,7 +40,7 @@ def test_pages_of_a_dataset_its_runs_a_run_and_a_comparison(member, project, api
 
     runs_page = member.get(f"/p/{slug}/datasets/ds/runs/").content.decode()
     assert 'id="runs-chart-data"' in runs_page and XSS not in runs_page
-    assert "evals-runs.js" in runs_page
+    assert "/static/js/evals-runs." in runs_page  # hashed once collected
 
     run_page = member.get(f"/p/{slug}/runs/{new['id']}/").content.decode()
     assert run_page.index('data-item="q-1"') < run_page.index('data-item="q-2"')  # failed first
