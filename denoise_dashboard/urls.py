@@ -15,6 +15,7 @@ urlpatterns = [
     path("api/v1/", include("alerts.api_urls")),
     path("api/v1/", include("evals.api_urls")),
     path("api/v1/", include("policy.api_urls")),
+    path("api/v1/", include("tenancy.key_api")),
     path("v1/traces", include("provenance.ingest.otlp_urls")),
     # Exactly /metrics, no slash: where Prometheus looks. The pages live under /metrics/<project>/.
     path("metrics", prometheus_views.project_metrics, name="prometheus-metrics"),

@@ -21,6 +21,7 @@ from evals import api_shapes as shapes
 from evals import comparison, datasets, drift, jsonl, runs, validation
 from evals.models import Dataset, Run
 from evals.validation import Invalid
+from tenancy.scopes import AGENT_READS, AGENT_WRITES
 
 DEFAULT_PAGE = 100
 MAX_PAGE = 1000
@@ -98,6 +99,8 @@ class EvalApiView(APIView):
 
 
 class DatasetListView(EvalApiView):
+    ingest_methods = AGENT_READS
+
     @evals_schema("datasets_list", "List truth sets", parameters=PAGE_PARAMETERS,
                   responses={200: array(shapes.DATASET_LISTED)})
     def get(self, request):
@@ -117,6 +120,8 @@ class DatasetListView(EvalApiView):
 
 
 class DatasetDetailView(EvalApiView):
+    ingest_methods = AGENT_READS
+
     @evals_schema("datasets_retrieve", "A truth set's items at its newest (or a given) version",
                   parameters=[OpenApiParameter("version", OpenApiTypes.INT, description="Default: the newest.")],
                   responses={200: shapes.DATASET_DETAIL})
@@ -191,6 +196,8 @@ class DatasetRecheckView(EvalApiView):
 
 
 class DatasetVersionsView(EvalApiView):
+    ingest_methods = AGENT_READS
+
     @evals_schema("datasets_versions", "A truth set's versions, newest first", parameters=PAGE_PARAMETERS,
                   responses={200: array(shapes.VERSION)})
     def get(self, request, name):
@@ -204,6 +211,8 @@ class DatasetVersionsView(EvalApiView):
 
 
 class RunListView(EvalApiView):
+    ingest_methods = AGENT_WRITES
+
     @evals_schema("runs_list", "Evaluation runs, newest first",
                   parameters=[OpenApiParameter("dataset", OpenApiTypes.STR, description="Only this truth set's."),
                               *PAGE_PARAMETERS],
@@ -255,6 +264,8 @@ class RunDetailView(EvalApiView):
 
 
 class RunResultsView(EvalApiView):
+    ingest_methods = AGENT_WRITES
+
     @evals_schema("runs_results", "Send results; each is judged on its own (207)", request={"application/json": shapes.RESULTS_REQUEST},
                   responses={207: array(shapes.RESULT_ENTRY), 409: CONFLICT})
     def post(self, request, run_id):
@@ -265,6 +276,8 @@ class RunResultsView(EvalApiView):
 
 
 class RunFinishView(EvalApiView):
+    ingest_methods = AGENT_WRITES
+
     @evals_schema("runs_finish", "Close a run", request=None, responses={200: shapes.RUN_DETAIL})
     def post(self, request, run_id):
         return summary_response(runs.finish(self.run(run_id)))
