@@ -24,6 +24,7 @@ urlpatterns = [
     path("alerts/", include("alerts.urls")),
     path("policy/", include("policy.urls")),
     path("", include("evals.urls")),
+    path("", include("tenancy.key_pages")),
     path("", include("provenance.urls")),
 ]
 
