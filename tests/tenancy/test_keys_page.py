@@ -50,7 +50,8 @@ def test_an_admin_creates_a_key_shown_once_with_the_sdk_snippet(project, admin):
     raw = re.search(r'id="issued-secret">(dd_[^<]+)<', page.text).group(1)
     key = ApiKey.objects.get(project=project, name="support-agent")
     assert key.key_hash == hash_api_key(raw) and key.scopes == ["ingest"]
-    assert f'export DENOISE_API_KEY="{raw}"' in page.text and "df.configure(" in page.text
+    assert f'df.configure("http://testserver", api_key="{raw}")' in page.text
+    assert f'export DENOISE_API_KEY="{raw}"' in page.text
     assert raw not in admin.get(url(project)).text
     assert AuditEntry.objects.get(project=project, action="key.create").actor == "user:mia"
 
