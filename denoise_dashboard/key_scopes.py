@@ -13,6 +13,7 @@ from django.http import HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
 
 from core.errors import ApiError
+from denoise_dashboard import outage
 from denoise_dashboard.limits.answers import OTLP_PATH
 from tenancy.auth import check_key_scopes, key_for_request
 
@@ -45,7 +46,14 @@ class KeyScopeMiddleware:
             view = resolve(request.path_info).func
         except Resolver404:
             return self.get_response(request)
-        key = key_for_request(request)
+        if outage.failing_fast():
+            return self.get_response(request)  # answered 503 further in, without a lookup
+        try:
+            key = key_for_request(request)
+        except outage.UNREACHABLE as error:
+            # Outside the outage middleware: answered as it would answer.
+            outage.note_unreachable(error)
+            return outage.unavailable(request)
         if key is not None:
             try:
                 check_key_scopes(request, key, view)
