@@ -23,10 +23,13 @@ CHUNKED_EXAMPLES_PER_OPERATION = 3
 
 
 @pytest.fixture
-def seeded(ingest, api):
+def seeded(ingest, api, project, monkeypatch):
     """Something to find at the schema's example ids: trace `t-1` with a fused
     fragment, a fuse decision, a review and an escalation of its answer; a
-    health report; an alert rule; a truth set with a run."""
+    health report; an alert rule; a truth set with a run; a key to revoke and
+    rotate (schemathesis.toml aims those at it, not at the run's own key)."""
+    victim, _ = project.issue_api_key("schemathesis-victim")
+    monkeypatch.setenv("KEYS_VICTIM_ID", str(victim.pk))
     ingest(node_event("frag-1", "t-1", confidence=0.3, fuse={"decision": "block", "reason": "low"}),
            node_event("final", "t-1", parents=["frag-1"], seconds=1, source_type="final_answer"),
            fuse_event("final", "downweight", "t-1", reason_code="below_accept", policy_version=1),
