@@ -46,12 +46,16 @@ def active_key_for_bearer(header: str | None) -> ApiKey | None:
     key = ApiKey.objects.select_related("project").filter(key_hash=hash_api_key(raw.strip())).first()
     if key is None or not key.is_active:
         return None
+    return key
+
+
+def note_use(key: ApiKey) -> None:
+    """Stamps the key's last use, at most once a minute, so the hot ingest path
+    stays write-free here."""
     now = timezone.now()
-    # Written at most once a minute, so the hot ingest path stays write-free here.
     if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
         key.last_used_at = now
-    return key
 
 
 def key_for_request(request) -> ApiKey | None:
@@ -67,8 +71,10 @@ def key_for_request(request) -> ApiKey | None:
 
 
 def check_key_scopes(request, key: ApiKey, view) -> None:
-    """Raises scopes.ScopeDenied when the key may not make this request of `view`."""
+    """Raises scopes.ScopeDenied when the key may not make this request of
+    `view`; else notes its use (a refused request changes nothing, not even that)."""
     scopes.check(key.scopes, view, request.method, request.path)
+    note_use(key)
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):

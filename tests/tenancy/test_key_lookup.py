@@ -50,3 +50,14 @@ def test_a_refused_request_costs_the_one_lookup_and_nothing_else(project):
 
     assert response.status_code == 403
     assert len(captured) == 1 and KEY_TABLE in captured.captured_queries[0]["sql"]
+
+
+def test_a_refused_request_does_not_stamp_the_keys_last_use(project):
+    _, raw = project.issue_api_key("reader", ["read"])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+
+    assert client.post("/api/v1/ingest", {"batch": [node_event("p1")]}, format="json").status_code == 403
+    assert project.api_keys.get(name="reader").last_used_at is None
+    assert client.get("/metrics").status_code == 200
+    assert project.api_keys.get(name="reader").last_used_at is not None
