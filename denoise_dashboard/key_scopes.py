@@ -51,8 +51,10 @@ class KeyScopeMiddleware:
         try:
             key = key_for_request(request)
         except outage.UNREACHABLE as error:
-            # Outside the outage middleware: answered as it would answer.
-            outage.note_unreachable(error)
+            # Answered as the endpoint would have been: by the outage middleware
+            # (which then fails fast for a moment), or by OTLP's own view (which does not).
+            if not request.path.startswith(OTLP_PATH):
+                outage.note_unreachable(error)
             return outage.unavailable(request)
         if key is not None:
             try:
