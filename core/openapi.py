@@ -69,7 +69,9 @@ ERROR = obj(
 ERROR_DESCRIPTIONS = {
     "400": "The request is invalid: the body or a parameter; `fields` names each one at fault.",
     "401": "No API key, or an unknown or revoked one (`Authorization: Bearer <api_key>`).",
-    "403": "Refused: a signed-in session may only read (writes need an API key), or CSRF failed.",
+    "403": "Refused: the key lacks the scope the request needs (`required_scope` names the narrowest that "
+           "would do; nothing was read or stored), a signed-in session may only read (writes need an API key), "
+           "or CSRF failed.",
     "404": "No such object in the key's project (another project's objects answer 404 too).",
     "409": "Conflicts with the current state.",
     "413": "The body is too large; nothing was stored.",

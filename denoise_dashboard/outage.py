@@ -44,7 +44,7 @@ class DatabaseOutageMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        if time.monotonic() < _fast_fail_until and not request.path.startswith("/static/"):
+        if failing_fast() and not request.path.startswith("/static/"):
             return unavailable(request)
         return self.get_response(request)
 
@@ -53,6 +53,10 @@ class DatabaseOutageMiddleware:
             note_unreachable(exception)
             return unavailable(request)
         return None
+
+
+def failing_fast() -> bool:
+    return time.monotonic() < _fast_fail_until
 
 
 def forget_unreachable() -> None:

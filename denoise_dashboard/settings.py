@@ -53,6 +53,8 @@ MIDDLEWARE = [
     "denoise_dashboard.nul_guard.refuse_nul",
     # Before anything reads the body or the database: a refused request costs a counter.
     "denoise_dashboard.limits.api.ApiRateLimitMiddleware",
+    # A key outside its scopes is refused before its body is read (tenancy/scopes.py).
+    "denoise_dashboard.key_scopes.KeyScopeMiddleware",
     "denoise_dashboard.request_bodies.read_request_bodies",
     "denoise_dashboard.static_files.StaticFilesMiddleware",
     # Outside the outage middleware: a replica lost mid-request is answered by the primary.
@@ -273,6 +275,7 @@ SPECTACULAR_SETTINGS = {
         {"name": "evaluation", "description": "Truth sets (versioned datasets) and judged evaluation runs."},
         {"name": "policy", "description": "The versioned fuse policy agents read."},
         {"name": "project", "description": "The project's settings and retention."},
+        {"name": "keys", "description": "The project's API keys and their scopes (admin scope)."},
         {"name": "api", "description": "This description."},
     ],
 }

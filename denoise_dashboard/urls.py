@@ -16,6 +16,7 @@ urlpatterns = [
     path("api/v1/", include("evals.api_urls")),
     path("api/v1/", include("policy.api_urls")),
     path("api/v1/", include("tenancy.audit_urls")),
+    path("api/v1/", include("tenancy.key_api")),
     path("v1/traces", include("provenance.ingest.otlp_urls")),
     # Exactly /metrics, no slash: where Prometheus looks. The pages live under /metrics/<project>/.
     path("metrics", prometheus_views.project_metrics, name="prometheus-metrics"),
@@ -25,6 +26,7 @@ urlpatterns = [
     path("policy/", include("policy.urls")),
     path("", include("tenancy.people.urls")),
     path("", include("evals.urls")),
+    path("", include("tenancy.key_pages")),
     path("", include("provenance.urls")),
 ]
 

@@ -20,6 +20,7 @@ from evals import api_json, comparison, datasets, drift, jsonl, runs, validation
 from evals import api_shapes as shapes
 from evals.models import Dataset, Run
 from evals.validation import Invalid
+from tenancy.scopes import AGENT_READS, AGENT_WRITES
 
 CONFLICT = ref("Error")
 
@@ -62,6 +63,8 @@ class EvalApiView(APIView):
 
 
 class DatasetListView(EvalApiView):
+    ingest_methods = AGENT_READS
+
     @evals_schema("datasets_list", "List truth sets", parameters=PAGE_PARAMETERS,
                   responses={200: array(shapes.DATASET_LISTED)})
     def get(self, request):
@@ -81,6 +84,8 @@ class DatasetListView(EvalApiView):
 
 
 class DatasetDetailView(EvalApiView):
+    ingest_methods = AGENT_READS
+
     @evals_schema("datasets_retrieve", "A truth set's items at its newest (or a given) version",
                   parameters=[OpenApiParameter("version", OpenApiTypes.INT, description="Default: the newest.")],
                   responses={200: shapes.DATASET_DETAIL})
@@ -155,6 +160,8 @@ class DatasetRecheckView(EvalApiView):
 
 
 class DatasetVersionsView(EvalApiView):
+    ingest_methods = AGENT_READS
+
     @evals_schema("datasets_versions", "A truth set's versions, newest first", parameters=PAGE_PARAMETERS,
                   responses={200: array(shapes.VERSION)})
     def get(self, request, name):
@@ -168,6 +175,8 @@ class DatasetVersionsView(EvalApiView):
 
 
 class RunListView(EvalApiView):
+    ingest_methods = AGENT_WRITES
+
     @evals_schema("runs_list", "Evaluation runs, newest first",
                   parameters=[OpenApiParameter("dataset", OpenApiTypes.STR, description="Only this truth set's."),
                               *PAGE_PARAMETERS],
@@ -219,6 +228,8 @@ class RunDetailView(EvalApiView):
 
 
 class RunResultsView(EvalApiView):
+    ingest_methods = AGENT_WRITES
+
     @evals_schema("runs_results", "Send results; each is judged on its own (207)", request={"application/json": shapes.RESULTS_REQUEST},
                   responses={207: array(shapes.RESULT_ENTRY), 409: CONFLICT})
     def post(self, request, run_id):
@@ -229,6 +240,8 @@ class RunResultsView(EvalApiView):
 
 
 class RunFinishView(EvalApiView):
+    ingest_methods = AGENT_WRITES
+
     @evals_schema("runs_finish", "Close a run", request=None, responses={200: shapes.RUN_DETAIL})
     def post(self, request, run_id):
         return summary_response(runs.finish(self.run(run_id)))

@@ -12,6 +12,7 @@ from policy import api_json, store
 from policy import api_shapes as shapes
 from policy.conditional import match_fails, none_match
 from policy.document import PolicyError, parse_document
+from tenancy.scopes import AGENT_READS
 
 
 def with_etag(response: Response, etag: str) -> Response:
@@ -32,6 +33,8 @@ def policy_response(policy: store.Policy, status_code: int = status.HTTP_200_OK)
 
 
 class PolicyView(APIView):
+    ingest_methods = AGENT_READS
+
     @extend_schema(
         operation_id="policy_retrieve", summary="The fuse policy agents read", tags=["policy"],
         parameters=[OpenApiParameter("If-None-Match", OpenApiTypes.STR, OpenApiParameter.HEADER,

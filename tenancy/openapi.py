@@ -13,7 +13,9 @@ class BearerKeyScheme(OpenApiAuthenticationExtension):
             "type": "http",
             "scheme": "bearer",
             "description": "A project's API key (`manage.py create_project SLUG --json` prints one). "
-                           "It reads and writes that project only.",
+                           "It reads and writes that project only, within its scopes: `ingest` (ingest, OTLP, "
+                           "the policy, recording evaluation runs, reading truth sets), `read` (every GET), "
+                           "`admin` (everything, keys included). Outside them: 403 naming `required_scope`.",
         }
 
 
@@ -28,5 +30,6 @@ class SessionReadScheme(OpenApiAuthenticationExtension):
             "in": "cookie",
             "name": "sessionid",
             "description": "A signed-in person's session: GET only, for the projects they belong to "
-                           "(`?project=SLUG` picks one; default: the first by slug). Writes need an API key.",
+                           "(`?project=SLUG` picks one; default: the first by slug); the admin-only reads (keys, audit) "
+                           "for a project admin only. Writes need an API key.",
         }

@@ -7,8 +7,8 @@ from django.views.decorators.http import require_GET
 
 from alerts.prometheus.exposition import project_exposition
 from core import process_metrics
-from core.errors import json_error
-from tenancy.auth import active_key_for_bearer
+from core.errors import ApiError, json_error
+from tenancy.auth import check_key_scopes, key_for_request
 
 
 def unauthorized(message: str) -> JsonResponse:
@@ -19,9 +19,13 @@ def unauthorized(message: str) -> JsonResponse:
 
 @require_GET
 def project_metrics(request):
-    key = active_key_for_bearer(request.headers.get("Authorization"))
+    key = key_for_request(request)
     if key is None:
         return unauthorized("missing or unknown API key: send Authorization: Bearer <api_key>")
+    try:
+        check_key_scopes(request, key, project_metrics)
+    except ApiError as error:
+        return json_error(error.message, error.status)
     return HttpResponse(project_exposition(key.project), content_type=process_metrics.CONTENT_TYPE)
 
 

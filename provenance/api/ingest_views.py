@@ -10,11 +10,13 @@ from provenance.api import shapes
 from provenance.api.body import NOTHING_STORED, read_body
 from provenance.api.parsers import require_json
 from provenance.ingest.write import ingest_events, with_counts
+from tenancy.scopes import AGENT_WRITES
 
 
 class IngestView(APIView):
     """`POST /api/v1/ingest`: a batch of events, judged one by one (207)."""
 
+    ingest_methods = AGENT_WRITES
     parser_classes = []
 
     @extend_schema(

@@ -14,7 +14,8 @@ from core.errors import ApiError
 from provenance.api.body import read_body
 from provenance.ingest import otlp
 from provenance.ingest.write import ingest_events, with_counts
-from tenancy.auth import active_key_for_bearer
+from tenancy.auth import check_key_scopes, key_for_request
+from tenancy.scopes import scoped
 
 # While the database is unreachable, exporters are told to come back (503 is retryable in OTLP).
 UNAVAILABLE_RETRY_AFTER_SECONDS = 5
@@ -31,6 +32,7 @@ def failure(message: str, status: int, media: str, **headers) -> HttpResponse:
     return answer(otlp.encode_status(message, status, media), status, media, **headers)
 
 
+@scoped(ingest_methods=frozenset({"POST"}))
 @csrf_exempt
 def traces(request):
     # Unsupported types are answered in JSON: whoever sent one reads it more easily.
@@ -48,12 +50,16 @@ def traces(request):
 
 
 def export(request, media: str | None, reply_media: str) -> HttpResponse:
-    key = active_key_for_bearer(request.headers.get("Authorization"))
+    key = key_for_request(request)
     if key is None:
         return failure(
             "an active API key is required: Authorization: Bearer <api_key>", 401, reply_media,
             WWW_Authenticate='Bearer realm="api"',
         )
+    try:
+        check_key_scopes(request, key, traces)
+    except ApiError as error:
+        return failure(error.message, error.status, reply_media)
     if media is None:
         return failure(
             f"unsupported Content-Type {request.content_type!r}; use {otlp.PROTOBUF} or {otlp.JSON}",

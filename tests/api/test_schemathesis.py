@@ -23,10 +23,12 @@ CHUNKED_EXAMPLES_PER_OPERATION = 3
 
 
 @pytest.fixture
-def seeded(ingest, api):
+def seeded(ingest, api, project):
     """Something to find at the schema's example ids: trace `t-1` with a fused
     fragment, a fuse decision, a review and an escalation of its answer; a
-    health report; an alert rule; a truth set with a run."""
+    health report; an alert rule; a truth set with a run; a key to revoke and
+    rotate (its id is the answer: the run aims those at it, not at its own key)."""
+    victim, _ = project.issue_api_key("schemathesis-victim")
     ingest(node_event("frag-1", "t-1", confidence=0.3, fuse={"decision": "block", "reason": "low"}),
            node_event("final", "t-1", parents=["frag-1"], seconds=1, source_type="final_answer"),
            fuse_event("final", "downweight", "t-1", reason_code="below_accept", policy_version=1),
@@ -42,12 +44,26 @@ def seeded(ingest, api):
     run = api.post("/api/v1/runs", {"dataset": "ticket-stats", "name": "v1"}, format="json").json()
     results = {"results": [{"item_id": "q-1", "actual": 101, "trace_id": "t-1"}]}
     assert api.post(f"/api/v1/runs/{run['id']}/results", results, format="json").status_code == 207
+    return victim.pk
 
 
-def schemathesis(url: str, key: str, examples: int, tmp_path: Path, *options: str, env: dict | None = None):
+# The key the run authenticates with must outlive it: revoking and rotating
+# (the stateful phase would aim them at the ids GET /api/v1/keys lists) aim at
+# a key of their own, named as an integer (a string would be a wrong type).
+VICTIM_KEY = """
+[[operations]]
+include-path-regex = "^/api/v1/keys/\\\\{{key_id\\\\}}"
+parameters = {{ "path.key_id" = {} }}
+"""
+
+
+def schemathesis(url: str, key: str, victim_key_id: int, examples: int, tmp_path: Path, *options: str,
+                 env: dict | None = None):
     """Run every check against `url`'s schema; fail with the run's summary."""
+    config = tmp_path / "schemathesis.toml"
+    config.write_text(CONFIG.read_text() + VICTIM_KEY.format(int(victim_key_id)))
     command = [
-        str(Path(sys.executable).with_name("schemathesis")), "--config-file", str(CONFIG), "run",
+        str(Path(sys.executable).with_name("schemathesis")), "--config-file", str(config), "run",
         f"{url}/api/v1/schema",
         "--header", f"Authorization: Bearer {key}",
         "--checks", "all",
@@ -73,7 +89,7 @@ def test_schemathesis_finds_no_server_error_and_no_answer_outside_the_schema(liv
     # 429 instead, which is their job but not what is tested here.
     settings.API_KEY_FAILURES_PER_ADDRESS = 10**9
     settings.API_RATE_LIMIT = 0
-    schemathesis(live_server.url, project_and_key[1], EXAMPLES_PER_OPERATION, tmp_path)
+    schemathesis(live_server.url, project_and_key[1], seeded, EXAMPLES_PER_OPERATION, tmp_path)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -83,7 +99,7 @@ def test_chunked_bodies_find_no_server_error_and_no_answer_outside_the_schema(pr
     sent = tmp_path / "chunked-requests.log"
     with Serve(tmp_path, DATABASE_URL=database_url(connection.settings_dict),
                API_KEY_FAILURES_PER_ADDRESS=str(10**9), API_RATE_LIMIT="0") as server:
-        schemathesis(server.url, project_and_key[1], CHUNKED_EXAMPLES_PER_OPERATION, tmp_path,
+        schemathesis(server.url, project_and_key[1], seeded, CHUNKED_EXAMPLES_PER_OPERATION, tmp_path,
                      "--include-method", "POST", "--include-method", "PUT", "--include-method", "PATCH",
                      env={"CHUNKED_BODIES_LOG": str(sent), "SCHEMATHESIS_HOOKS": HOOKS,
                           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])})
