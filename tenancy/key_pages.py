@@ -5,14 +5,13 @@ grace they choose, and revoke one. The use cases: tenancy/api_keys.py."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import ApiError
 from tenancy import api_keys
-from tenancy.membership import project_for_user_or_404, role_of
+from tenancy.membership import changes_need, project_for_user_or_404, role_of
 from tenancy.models import ALL_SCOPES, Role
 
 # The rotation graces the page offers, in seconds.
@@ -44,19 +43,13 @@ def page(request, project, *, issued=None, errors=None, posted=None, status=200)
     }, status=status)
 
 
-def admin_project(request, slug):
-    project = project_for_user_or_404(request.user, slug)
-    if role_of(request.user, project) != Role.ADMIN.value:
-        raise PermissionDenied("only the project's admins manage its API keys")
-    return project
-
-
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
+@changes_need(Role.ADMIN)
 def keys_page(request, slug):
+    project = project_for_user_or_404(request.user, slug)
     if request.method != "POST":
-        return page(request, project_for_user_or_404(request.user, slug))
-    project = admin_project(request, slug)
+        return page(request, project)
     posted = {"name": request.POST.get("name", ""), "scopes": request.POST.getlist("scopes")}
     try:
         key, raw = api_keys.create(project, request.user, posted["name"], posted["scopes"])
@@ -68,12 +61,14 @@ def keys_page(request, slug):
 
 @login_required
 @require_POST
+@changes_need(Role.ADMIN)
 def rotate_key(request, slug, key_id):
-    project = admin_project(request, slug)
+    project = project_for_user_or_404(request.user, slug)
     key = get_object_or_404(api_keys.of_project(project), pk=key_id)
     grace = request.POST.get("grace_seconds", "")
     try:
-        new, raw = api_keys.rotate(key, request.user, int(grace) if grace.isdigit() else grace)
+        # isdigit() alone also takes digits int() refuses ("²"): those go on as text, and are refused.
+        new, raw = api_keys.rotate(key, request.user, int(grace) if grace.isascii() and grace.isdigit() else grace)
     except ApiError as error:
         messages.error(request, f"Key {key.name} was not rotated: {error.message}")
         return redirect("key-list", project.slug)
@@ -83,8 +78,9 @@ def rotate_key(request, slug, key_id):
 
 @login_required
 @require_POST
+@changes_need(Role.ADMIN)
 def revoke_key(request, slug, key_id):
-    project = admin_project(request, slug)
+    project = project_for_user_or_404(request.user, slug)
     key = api_keys.revoke(get_object_or_404(api_keys.of_project(project), pk=key_id), request.user)
     messages.success(request, f"Key {key.name} ({key.prefix}…) is revoked: its requests get 401 from now on.")
     return redirect("key-list", project.slug)
