@@ -59,8 +59,8 @@ def test_odd_compare_and_rollback(api, seeded):
 
 def test_odd_page_parameters(member, project, seeded):
     run_id = seeded["id"]
-    for url, codes in [(f"/p/{project.slug}/runs/{run_id}/compare/?to=99999999999999999999", (404,)),
-                       (f"/p/{project.slug}/datasets/ds/?version=99999999999999999999", (404,)),
+    for url, codes in [(f"/p/{project.slug}/runs/{run_id}/compare/?to=99999999999999999999", (400,)),
+                       (f"/p/{project.slug}/datasets/ds/?version=99999999999999999999", (400,)),
                        (f"/p/{project.slug}/datasets/ds/?page=abc&tag=%00", (200, 400)),
                        (f"/p/{project.slug}/runs/{run_id}/?page=-3&outcome=x", (200,)),
                        (f"/p/{project.slug}/datasets/%00/", (400, 404))]:
