@@ -158,7 +158,10 @@ def dataset_rollback(request, slug, name):
     raw = request.POST.get("version", "")
     try:
         change = datasets.rollback(dataset, whole_number(raw))
-    except (Invalid, ValueError) as error:
+    except ValueError as error:
+        messages.error(request, f"Not rolled back: version: {error}")
+        return redirect(dataset)
+    except Invalid as error:
         messages.error(request, f"Not rolled back: {error}")
         return redirect(dataset)
     if change.version == dataset.version:

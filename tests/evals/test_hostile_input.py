@@ -66,4 +66,7 @@ def test_odd_page_parameters(member, project, seeded):
                        (f"/p/{project.slug}/datasets/%00/", (400, 404))]:
         assert member.get(url).status_code in codes, url
     assert member.post(f"/p/{project.slug}/datasets/ds/rollback", {"version": "99999999999999999999"}).status_code == 302
+    for odd in ("²", "٣", "-1", ""):
+        page = member.post(f"/p/{project.slug}/datasets/ds/rollback", {"version": odd}, follow=True)
+        assert page.status_code == 200 and "Not rolled back: version" in page.content.decode(), odd
     assert member.post(f"/p/{project.slug}/datasets/from-trace", {"trace_id": "nope"}).status_code == 404
