@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 
 from core.errors import error_response, json_errors
 from core.openapi import array, ref
+from core.params import LARGEST_INT, whole_number
 from evals import api_shapes as shapes
 from evals import comparison, datasets, drift, jsonl, runs, validation
 from evals.models import Dataset, Run
@@ -45,13 +46,9 @@ def int_param(request, name: str, default=None, minimum: int = 0, maximum: int |
     if raw in (None, ""):
         return default
     try:
-        value = int(raw)
-    except ValueError:
-        raise Invalid(name, "must be an integer") from None
-    if value < minimum or (maximum is not None and value > maximum):
-        bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
-        raise Invalid(name, f"must be {bound}")
-    return value
+        return whole_number(raw, minimum, LARGEST_INT if maximum is None else maximum)
+    except ValueError as error:
+        raise Invalid(name, f"must be {error}") from None
 
 
 def page(request, queryset) -> tuple[list, dict]:

@@ -46,6 +46,13 @@ def test_odd_reads(api, seeded, path):
     assert 400 <= api.get(path).status_code < 500
 
 
+@pytest.mark.parametrize("value", ["٣", "１２", " 1", "+1", "1_000", "1e3"])
+def test_numbers_in_other_scripts_or_notations_are_refused_naming_the_parameter(api, seeded, value):
+    response = api.get("/api/v1/datasets", {"limit": value})
+    assert response.status_code == 400
+    assert response.json()["fields"] == {"limit": "must be a whole number from 1 to 1000"}
+
+
 def test_odd_compare_and_rollback(api, seeded):
     assert api.get(f"/api/v1/runs/{seeded['id']}/compare?to=x").status_code == 400
     assert api.get(f"/api/v1/runs/{seeded['id']}/compare?to=99999999999999999999").status_code in (400, 404)
