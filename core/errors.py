@@ -13,10 +13,13 @@ refuses), so no API client ever receives an HTML page.
 """
 
 from django.http import JsonResponse
+from django.shortcuts import render
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
+
+from core.params import BadParameter
 
 API_PREFIXES = ("/api/",)
 
@@ -134,6 +137,8 @@ def bad_request(request, exception=None):
     if is_api_request(request):
         reason = str(exception) if exception else ""
         return json_error(one_line(f"bad request: {reason}" if reason else "bad request"), 400)
+    if isinstance(exception, BadParameter):
+        return render(request, "400.html", {"reason": str(exception)}, status=400)
     return defaults.bad_request(request, exception)
 
 

@@ -7,6 +7,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 
 from core.errors import ApiError
+from core.params import LARGEST_INT, whole_number
 
 DEFAULT_PAGE = 100
 MAX_PAGE = 1000
@@ -22,13 +23,9 @@ def int_param(request, name: str, default=None, minimum: int = 0, maximum: int |
     if raw in (None, ""):
         return default
     try:
-        value = int(raw)
-    except ValueError:
-        raise ApiError(f"{name}: must be an integer", fields={name: "must be an integer"}) from None
-    if value < minimum or (maximum is not None and value > maximum):
-        bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
-        raise ApiError(f"{name}: must be {bound}", fields={name: f"must be {bound}"})
-    return value
+        return whole_number(raw, minimum, LARGEST_INT if maximum is None else maximum)
+    except ValueError as error:
+        raise ApiError(f"{name}: must be {error}", fields={name: f"must be {error}"}) from None
 
 
 def page(request, queryset) -> tuple[list, dict]:

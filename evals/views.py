@@ -12,6 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from core.params import number_param, whole_number
 from evals import api_json, comparison, datasets, jsonl, runs, validation
 from evals.from_trace import add_from_trace
 from evals.models import Dataset, Run, RunStatus
@@ -39,9 +40,10 @@ def _version(request, dataset: Dataset) -> int:
     raw = request.GET.get("version", "")
     if not raw:
         return dataset.version
-    if not raw.isdigit() or int(raw) > dataset.version:
+    version = number_param(request.GET, "version")
+    if version > dataset.version:
         raise Http404(f"no version {raw} of {dataset.name}")
-    return int(raw)
+    return version
 
 
 def _api_base(request) -> str:
@@ -159,7 +161,10 @@ def dataset_rollback(request, slug, name):
     _, dataset = _dataset(request, slug, name)
     raw = request.POST.get("version", "")
     try:
-        change = datasets.rollback(dataset, int(raw) if raw.isdigit() else -1, request.user)
+        change = datasets.rollback(dataset, whole_number(raw), request.user)
+    except ValueError as error:
+        messages.error(request, f"Not rolled back: version: {error}")
+        return redirect(dataset)
     except Invalid as error:
         messages.error(request, f"Not rolled back: {error}")
         return redirect(dataset)
@@ -233,9 +238,9 @@ def run_detail(request, slug, run_id):
 @login_required
 def run_compare(request, slug, run_id):
     project, run = _run(request, slug, run_id)
-    raw = request.GET.get("to", "")
-    if raw.isdigit():
-        other = get_object_or_404(Run.objects.select_related("dataset"), project=project, pk=int(raw),
+    to = number_param(request.GET, "to")
+    if to is not None:
+        other = get_object_or_404(Run.objects.select_related("dataset"), project=project, pk=to,
                                   dataset=run.dataset)
     else:
         other = runs.previous_finished(run)

@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from core.params import number_param, whole_number
 from metrics.params import ChartParamsSerializer
 from policy import editing, inbox, store, suggestion
 from policy.document import PolicyError, diff, parse_document
@@ -23,7 +24,10 @@ def person(request) -> str:
 
 
 def version_param(value) -> int | None:
-    return int(value) if isinstance(value, str) and value.isdigit() else None
+    try:
+        return whole_number(value)
+    except ValueError:
+        return None  # store.rollback names the field
 
 
 @login_required
@@ -63,8 +67,8 @@ def policy_page(request, slug):
 def compare_versions(project, query, current: store.Policy, history: list[store.Policy]) -> dict | None:
     """The diff between ?from=A&to=B (default: the previous version and the current one)."""
     by_version = {p.version: p for p in history}
-    after = version_param(query.get("to"))
-    before = version_param(query.get("from"))
+    after = number_param(query, "to")
+    before = number_param(query, "from")
     after = after if after in by_version else current.version
     if before not in by_version:
         before = max((v for v in by_version if v < after), default=None)

@@ -127,7 +127,7 @@ class PriceRows:
             self.rows.append({"model": new_model if new_model not in prices else "", "input": "", "output": ""})
         else:
             raw = data.get(f"{self.PREFIX}-count", "")
-            count = min(int(raw), MAX_MODELS + 1) if raw.isdigit() else 0
+            count = min(int(raw), MAX_MODELS + 1) if raw.isascii() and raw.isdigit() else 0
             self.rows = [{"model": data.get(f"{self.PREFIX}-{i}-model", "").strip(),
                           "input": data.get(f"{self.PREFIX}-{i}-input", "").strip(),
                           "output": data.get(f"{self.PREFIX}-{i}-output", "").strip()} for i in range(count)]

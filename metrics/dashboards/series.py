@@ -35,7 +35,7 @@ def display_order(value) -> tuple:
     """How a chart orders its groups: rounds 1, 2, 10 as numbers (not 1, 10,
     2 as text), names alphabetically after them, no value last."""
     text = str(value)
-    number = text.isdigit() or (text.startswith("-") and text[1:].isdigit())
+    number = text.isascii() and (text.isdigit() or (text.startswith("-") and text[1:].isdigit()))
     return (value is None, not number, int(text) if number else 0, text)
 
 

@@ -24,7 +24,7 @@ class TracePagination(PageNumberPagination):
         # DRF falls back to the default on a bad value; a client that asked for
         # something else should hear that it was not understood.
         raw = request.query_params.get(self.page_size_query_param, "")
-        if raw and not (raw.isdigit() and int(raw) > 0):
+        if raw and not (raw.isascii() and raw.isdigit() and int(raw) > 0):
             raise serializers.ValidationError({self.page_size_query_param: "must be a positive integer"})
         return super().get_page_size(request)
 

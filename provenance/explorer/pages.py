@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
+from core.params import whole_number
 from core.timestamps import utc_iso
 from provenance.dag import reading, walks
 from provenance.explorer import colors, folding, reads
@@ -89,14 +90,17 @@ class GraphView:
         hops = params.get("hops", "all")
         if hops == "all":
             hops = None
-        elif not hops.isdigit() or not 1 <= int(hops) <= 10_000:
-            raise ValueError("hops: a whole number from 1 to 10000, or all")
+        else:
+            try:
+                hops = whole_number(hops, 1, 10_000)
+            except ValueError:
+                raise ValueError("hops: a whole number from 1 to 10000, or all") from None
         fold = params.get("fold")
         if fold not in (None, "0", "1"):
             raise ValueError("fold: 0 or 1")
         return cls(
             expanded=set(params.getlist("expand")), reveal=set(params.getlist("reveal")),
-            focus=params.get("focus", ""), hops=None if hops is None else int(hops),
+            focus=params.get("focus", ""), hops=hops,
             fold=None if fold is None else fold == "1",
         )
 

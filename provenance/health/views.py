@@ -4,6 +4,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.urls import reverse
 
+from core.params import whole_number
 from provenance import health
 from provenance.models import FindingKind
 from tenancy.membership import project_for_user_or_404
@@ -77,8 +78,10 @@ def _listing(query) -> tuple[dict | None, list[str]]:
     if kind not in FindingKind.values:
         errors.append(f"kind: must be one of {', '.join(FindingKind.values)}")
     page = query.get("page", "1")
-    if not page.isdigit() or int(page) < 1 or len(page) > 9:
-        errors.append("page: a whole number from 1")
+    try:
+        page = whole_number(page, 1, 10**9 - 1)
+    except ValueError as error:
+        errors.append(f"page: {error}")
     if errors:
         return None, errors
-    return {"kind": kind, "agent_id": query.get("agent_id"), "step": query.get("step"), "page": int(page)}, []
+    return {"kind": kind, "agent_id": query.get("agent_id"), "step": query.get("step"), "page": page}, []

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.utils import timezone
 
+from core.params import whole_number
 from provenance.ingest.validation import ENVIRONMENT, EventError, parse_timestamp
 from provenance.models import DEFAULT_ENVIRONMENT
 from provenance.root_causes import aggregate
@@ -42,10 +43,11 @@ def _version(params, name: str, errors: dict) -> int | None:
     raw = params.get(name, "")
     if raw == "":
         return None
-    if not raw.isdigit():
-        errors[name] = "a fuse policy version: a whole number"
+    try:
+        return whole_number(raw)
+    except ValueError as error:
+        errors[name] = f"a fuse policy version: {error}"
         return None
-    return int(raw)
 
 
 def choices(params, now: datetime | None = None) -> Choices:

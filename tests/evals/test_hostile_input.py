@@ -52,6 +52,13 @@ def test_odd_reads(api, seeded, path):
     assert 400 <= api.get(path).status_code < 500
 
 
+@pytest.mark.parametrize("value", ["٣", "１２", " 1", "+1", "1_000", "1e3"])
+def test_numbers_in_other_scripts_or_notations_are_refused_naming_the_parameter(api, seeded, value):
+    response = api.get("/api/v1/datasets", {"limit": value})
+    assert response.status_code == 400
+    assert response.json()["fields"] == {"limit": "must be a whole number from 1 to 1000"}
+
+
 def test_odd_compare_and_rollback(api, seeded):
     assert api.get(f"/api/v1/runs/{seeded['id']}/compare?to=x").status_code == 400
     assert api.get(f"/api/v1/runs/{seeded['id']}/compare?to=99999999999999999999").status_code in (400, 404)
@@ -65,11 +72,14 @@ def test_odd_compare_and_rollback(api, seeded):
 
 def test_odd_page_parameters(member, project, seeded):
     run_id = seeded["id"]
-    for url, codes in [(f"/p/{project.slug}/runs/{run_id}/compare/?to=99999999999999999999", (404,)),
-                       (f"/p/{project.slug}/datasets/ds/?version=99999999999999999999", (404,)),
+    for url, codes in [(f"/p/{project.slug}/runs/{run_id}/compare/?to=99999999999999999999", (400,)),
+                       (f"/p/{project.slug}/datasets/ds/?version=99999999999999999999", (400,)),
                        (f"/p/{project.slug}/datasets/ds/?page=abc&tag=%00", (200, 400)),
                        (f"/p/{project.slug}/runs/{run_id}/?page=-3&outcome=x", (200,)),
                        (f"/p/{project.slug}/datasets/%00/", (400, 404))]:
         assert member.get(url).status_code in codes, url
     assert member.post(f"/p/{project.slug}/datasets/ds/rollback", {"version": "99999999999999999999"}).status_code == 302
+    for odd in ("²", "٣", "-1", ""):
+        page = member.post(f"/p/{project.slug}/datasets/ds/rollback", {"version": odd}, follow=True)
+        assert page.status_code == 200 and "Not rolled back: version" in page.content.decode(), odd
     assert member.post(f"/p/{project.slug}/datasets/from-trace", {"trace_id": "nope"}).status_code == 404

@@ -59,3 +59,14 @@ def test_agent_text_is_escaped(member, project, ingest):
     ingest(node_event("x1", agent_id='<img src=x onerror="alert(1)">', confidence=0.5))
     html = member.get("/metrics/acme/").content.decode()
     assert '<img src=x' not in html and "&lt;img src=x" in html
+
+
+def test_charts_grouped_by_agents_named_in_unicode_digits_order_them_as_text(member, project, ingest):
+    # "²" passes str.isdigit but int() refuses it: it must sort as a name.
+    fused = {"decision": "block", "reason": "low"}
+    ingest(*[node_event(f"u{i}", agent_id=agent, confidence=0.3, fuse=fused)
+             for i, agent in enumerate(["²", "10", "2", "٣"])])
+    refresh_rollups()
+    response = member.get(f"/metrics/acme/data/fuses.json?{WINDOW}")
+    assert response.status_code == 200
+    assert [row["value"] for row in response.json()["by_agent"]] == ["2", "10", "²", "٣"]
