@@ -46,9 +46,9 @@ chromium:
 	@test -x /usr/bin/chromium || { echo "error: /usr/bin/chromium is missing and could not be installed" >&2; exit 1; }
 
 # The linter and the SQLite smoke test run first so that the full suite's summary closes the output.
-# Static files are collected first, so the pages under test load them as `make run` serves them.
+# Static files are not collected here: tests/denoise_dashboard/test_static_files.py collects into a
+# folder of its own, and in-process servers (live_server) serve from the finders, by plain names.
 test: install services chromium
-	@$(PY) manage.py collectstatic --noinput -v0
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory test-sqlite
 	@$(MAKE) --no-print-directory test-postgres

@@ -20,6 +20,16 @@ from tests.support.receiver import pagerduty_problems, running, slack_problems, 
 _counter = itertools.count()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def static_files_by_plain_name():
+    """The in-process live server serves static files from the finders, which know no hashed
+    names: pages rendered here name them plainly even when `make run` left a manifest in
+    STATIC_ROOT (`manage.py serve` in a test reads that manifest and serves the hashed copies)."""
+    from django.contrib.staticfiles.storage import staticfiles_storage
+
+    staticfiles_storage.hashed_files = {}
+
+
 @pytest.fixture(autouse=True)
 def own_limit_counters(settings):
     """Each test counts rate limits and failed sign-ins in a namespace of its own."""

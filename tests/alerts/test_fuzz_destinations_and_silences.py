@@ -24,6 +24,14 @@ HOSTILE = [
     "http://xn--/x", "https://" + "a" * 300 + ".example/x", "javascript:alert(1)", "x@" + "a" * 300 + ".example",
     "oncall@example.org\r\nBcc: all@example.org", "²", "9" * 40, "-0", "1e999",
 ]
+
+
+@pytest.fixture
+def member_role():
+    """These tests change things from the pages: an editor may."""
+    return "editor"
+
+
 DESTINATIONS = [
     {"name": "chat", "type": "slack", "url": "https://hooks.slack.example/services/T/B/x"},
     {"name": "mail", "type": "email", "to": ["oncall@example.org", "lead@example.org"]},
