@@ -12,6 +12,17 @@ from tests.support.events import node_event
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+
+@pytest.fixture
+def member_role():
+    """Some of these pages' forms are used (an import, a policy save): an editor may."""
+    return "editor"
+
+
+@pytest.fixture
+def tenant_role():
+    return "editor"
+
 CLIPPED = "(el) => el.scrollWidth > el.clientWidth + 1"
 
 
