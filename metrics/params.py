@@ -142,7 +142,9 @@ class ChartParamsSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
     def validate(self, data):
-        now = self.context.get("now") or timezone.now().replace(microsecond=0)
+        # Whole seconds, rounded up: a window that ends "now" holds what was written this very second
+        # (a verdict just given counts on the page it leads back to).
+        now = self.context.get("now") or (timezone.now() + timedelta(seconds=1)).replace(microsecond=0)
         extent, ends = None, ""
         if not (data.get("start") or data.get("end") or data.get("range")) and "fit_to" in self.context:
             extent = self.context["fit_to"]()

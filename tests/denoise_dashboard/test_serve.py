@@ -139,7 +139,8 @@ def receiver():
 def test_links_in_webhooks_point_at_the_port_serve_listens_on(tmp_path, server_env, tenant, receiver,
                                                               django_user_model):
     project, key = tenant
-    project.members.add(django_user_model.objects.create_user("ops", password="pw-ops-12345"))
+    project.members.add(django_user_model.objects.create_user("ops", password="pw-ops-12345"),
+                        through_defaults={"role": "editor"})  # sends a test notification
     # No SITE_ROOT given: the address serve was started on is the one links name.
     with Serve(tmp_path, WEBHOOK_ALLOW_PRIVATE="1", **server_env) as server:
         created = httpx.post(f"{server.url}/api/v1/alert-rules", headers={"Authorization": f"Bearer {key}"}, json={
