@@ -100,8 +100,9 @@ def test_calibration_finds_confidence_informative_and_names_the_miscalibrated_ag
     assert page.locator("#calibration-by-agent tbody tr").nth(len(names) - 1).get_attribute("class") == \
         "badly-calibrated"
     assert flagged.filter(has_text="entity_extractor_v2").locator("td").last.inner_text() == "badly calibrated"
-    responder = page.locator("#calibration-by-agent tbody tr", has_text="responder")
-    assert responder.locator("td").last.inner_text() == "ok"
+    # The responder is not always "ok" any more: under the demo's lenient first policy it answers
+    # confidently on doubtful fragments (the root-cause story), and on some loads every agent with
+    # enough reviews in the last 24 h is flagged.
     assert page.problems == []
 
 
