@@ -116,9 +116,6 @@ class ApiKey(models.Model):
     def is_active(self) -> bool:
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > timezone.now())
 
-    def has_scope(self, scope: str) -> bool:
-        return Scope.ADMIN.value in self.scopes or scope in self.scopes
-
     def revoke(self):
         self.revoked_at = timezone.now()
         self.save(update_fields=["revoked_at"])
