@@ -131,7 +131,7 @@ def _record(delivery: Delivery, attempt: DeliveryAttempt, outcome: Outcome, toke
         counted = "retrying"
     if delivery.payload:
         change["payload"] = delivery.payload
-    if Delivery.objects.filter(pk=delivery.pk, claim_token=token).update(**change):
+    if Delivery.objects.filter(project_id=delivery.project_id, id=delivery.pk, claim_token=token).update(**change):
         WEBHOOK_DELIVERIES.labels(counted).inc()
     if outcome.disable_destination and delivery.destination_id:
         # A project-wide destination that is gone is gone for every rule using it.

@@ -34,7 +34,7 @@ def create(project, data: dict, created_by: str, actor=None) -> Silence:
 def end(silence: Silence, ended_by: str, actor=None) -> None:
     """Ends it now (an ended silence stays listed in the history of what it held back)."""
     now = timezone.now()
-    if Silence.objects.filter(pk=silence.pk, ended_at__isnull=True).update(ended_at=now, ended_by=ended_by[:200]):
+    if Silence.objects.filter(project_id=silence.project_id, id=silence.pk, ended_at__isnull=True).update(ended_at=now, ended_by=ended_by[:200]):
         before = audited(silence)
         audit.record(silence.project_id, actor or ended_by, "silence.end", _object(silence), before=before,
                      after={**before, "ended_at": now})

@@ -28,6 +28,7 @@ from alerts.tasks import send_after_commit
 from alerts.transports.inbox import verified
 from core.errors import flatten_errors
 from metrics.filter_options import filter_options
+from tenancy.colocation import same_project
 from tenancy.membership import changes_need, project_for_user_or_404
 from tenancy.models import Role
 
@@ -115,11 +116,11 @@ def rule_edit(request, slug, rule_id):
 def rule_detail(request, slug, rule_id):
     project, rule = _rule(request, slug, rule_id)
     deliveries = (
-        Delivery.objects.filter(rule=rule)
+        Delivery.objects.filter(project=project, rule=rule)
         .prefetch_related(Prefetch("attempts", queryset=DeliveryAttempt.objects.order_by("number")))
         .order_by("-created_at", "-pk")[:DELIVERIES_SHOWN]
     )
-    events = list(AlertEvent.objects.filter(rule=rule).select_related("silence").order_by("-at", "-pk")[:20])
+    events = list(AlertEvent.objects.filter(project=project, rule=rule).select_related("silence").order_by("-at", "-pk")[:20])
     for event in events:
         event.shown_values = load_values(event.values)
     destinations = list(rule.destinations.select_related("shared"))
@@ -135,7 +136,7 @@ def rule_detail(request, slug, rule_id):
 @login_required
 def history(request, slug):
     project = project_for_user_or_404(request.user, slug)
-    events = list(AlertEvent.objects.filter(project=project).select_related("rule", "silence")
+    events = list(AlertEvent.objects.filter(same_project("rule"), project=project).select_related("rule", "silence")
                   .order_by("-at", "-pk")[:HISTORY_SIZE])
     examples.with_example_traces(events)
     for event in events:

@@ -54,7 +54,7 @@ def recompute(project, start, end) -> dict:
 
     traces = Trace.objects.filter(project=project, started_at__gte=start - timedelta(hours=1), started_at__lt=end)
     reviewed = traces.filter(reviews__isnull=False).distinct()
-    answers = [n for n in final_answer_nodes(reviewed).filter(timestamp__gte=start, timestamp__lt=end)
+    answers = [n for n in final_answer_nodes(project.pk, reviewed).filter(timestamp__gte=start, timestamp__lt=end)
                .filter(Q(verdict="incorrect")).select_related("trace")]
     groups, unexplained = defaultdict(list), 0
     labels = {}

@@ -20,6 +20,7 @@ from evals import api_json, comparison, datasets, drift, jsonl, runs, validation
 from evals import api_shapes as shapes
 from evals.models import Dataset, Run
 from evals.validation import Invalid
+from tenancy.colocation import same_project
 from tenancy.scopes import AGENT_READS, AGENT_WRITES
 
 CONFLICT = ref("Error")
@@ -55,8 +56,8 @@ class EvalApiView(APIView):
         return found
 
     def run(self, run_id) -> Run:
-        found = Run.objects.select_related("dataset", "project").filter(project=self.request.user.project,
-                                                                         pk=run_id).first()
+        found = Run.objects.select_related("dataset", "project").filter(
+            same_project("dataset"), project=self.request.user.project, id=run_id).first()
         if found is None:
             raise Http404(f"run {run_id} not found")
         return found
@@ -186,7 +187,8 @@ class RunListView(EvalApiView):
         if name:
             queryset = runs.runs_of(self.dataset(name))
         else:
-            queryset = Run.objects.filter(project=request.user.project).select_related("dataset").order_by(
+            queryset = Run.objects.filter(same_project("dataset"), project=request.user.project).select_related(
+                "dataset").order_by(
                 "-created_at", "-pk")
         found, headers = page(request, queryset)
         return Response(api_json.runs_json(found), headers=headers)

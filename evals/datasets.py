@@ -95,7 +95,7 @@ def apply_items(dataset: Dataset, items: list[dict], *, remove_others: bool = Fa
     """Adds or replaces `items` (validated, see evals.validation.items); with
     `remove_others` the newest version holds exactly these items."""
     with transaction.atomic():
-        locked = Dataset.objects.select_for_update().get(pk=dataset.pk)
+        locked = Dataset.objects.select_for_update().get(project_id=dataset.project_id, id=dataset.pk)
         current_rows = items_at(locked)
         if not remove_others:
             current_rows = current_rows.filter(item_id__in=[item["id"] for item in items])
@@ -126,7 +126,7 @@ def apply_items(dataset: Dataset, items: list[dict], *, remove_others: bool = Fa
 
 def delete_item(dataset: Dataset, item_id: str, actor=None) -> Change:
     with transaction.atomic():
-        locked = Dataset.objects.select_for_update().get(pk=dataset.pk)
+        locked = Dataset.objects.select_for_update().get(project_id=dataset.project_id, id=dataset.pk)
         row = items_at(locked).filter(item_id=item_id).first()
         if row is None:
             raise NoSuchItem(dataset.name, item_id)
@@ -157,7 +157,7 @@ def _commit(dataset: Dataset, version: int, closed: list[int], added: list[Item]
         dataset=dataset, number=version, action=action, note=note[:300], created=change.created,
         updated=change.updated, deleted=change.deleted, item_count=count, created_at=now,
     )
-    Dataset.objects.filter(pk=dataset.pk).update(version=version, updated_at=now)
+    Dataset.objects.filter(project_id=dataset.project_id, id=dataset.pk).update(version=version, updated_at=now)
     audit.record(dataset.project_id, actor, AUDIT_ACTIONS.get(action, "dataset.update"), _object(dataset),
                  before={"version": dataset.version, "item_count": previous},
                  after={"version": version, "item_count": count},

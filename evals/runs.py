@@ -23,6 +23,7 @@ from evals.judge import judge
 from evals.models import DatasetVersion, Item, Result, Run, RunStatus
 from evals.validation import Invalid
 from evals.validation import result as parse_result
+from tenancy.colocation import same_project
 
 
 class RunFinished(ApiError):
@@ -58,7 +59,8 @@ def open_run(project, dataset, version: int | None, name: str = "", metadata: di
 def post_results(run: Run, values: list) -> list[Judged]:
     """Judges and stores a batch; one answer per entry, in the order given."""
     with transaction.atomic():
-        status = Run.objects.select_for_update().filter(pk=run.pk).values_list("status", flat=True).get()
+        status = (Run.objects.select_for_update().filter(project_id=run.project_id, id=run.pk)
+                  .values_list("status", flat=True).get())
         if status == RunStatus.FINISHED:
             raise RunFinished(run.pk)
         parsed: list[dict | Judged] = []
@@ -144,7 +146,8 @@ def _json_text(value) -> str | None:
 
 def finish(run: Run) -> Run:
     """Closes the run; finishing a finished run changes nothing."""
-    Run.objects.filter(pk=run.pk, status=RunStatus.OPEN).update(status=RunStatus.FINISHED, finished_at=timezone.now())
+    Run.objects.filter(project_id=run.project_id, id=run.pk, status=RunStatus.OPEN).update(
+        status=RunStatus.FINISHED, finished_at=timezone.now())
     run.refresh_from_db(fields=["status", "finished_at"])
     return run
 
@@ -245,11 +248,12 @@ def summary(run: Run, *, raw: bool = False) -> dict:
 
 
 def runs_of(dataset):
-    return Run.objects.filter(dataset=dataset).select_related("dataset").order_by("-created_at", "-pk")
+    return (Run.objects.filter(same_project("dataset"), project_id=dataset.project_id, dataset=dataset)
+            .select_related("dataset").order_by("-created_at", "-pk"))
 
 
 def previous_finished(run: Run) -> Run | None:
-    return (Run.objects.filter(dataset_id=run.dataset_id, status=RunStatus.FINISHED)
+    return (Run.objects.filter(project_id=run.project_id, dataset_id=run.dataset_id, status=RunStatus.FINISHED)
             .filter(Q(created_at__lt=run.created_at) | Q(created_at=run.created_at, pk__lt=run.pk))
             .order_by("-created_at", "-pk").first())
 
@@ -280,7 +284,8 @@ def figures_of(runs: list[Run]) -> dict[int, dict]:
 def finished_accuracies(project, dataset_name: str, as_of=None, count: int = 2) -> list[float | None]:
     """Accuracy of the newest finished runs of a dataset (finished by `as_of`),
     newest first: what the `eval_accuracy` alert metric reads."""
-    found = Run.objects.filter(project=project, dataset__name=dataset_name, status=RunStatus.FINISHED)
+    found = Run.objects.filter(same_project("dataset"), project=project, dataset__name=dataset_name,
+                               status=RunStatus.FINISHED)
     if as_of is not None:
         found = found.filter(finished_at__lte=as_of)
     newest = list(found.select_related("dataset").order_by("-finished_at", "-pk")[:count])

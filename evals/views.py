@@ -18,6 +18,7 @@ from evals.from_trace import add_from_trace
 from evals.models import Dataset, Run, RunStatus
 from evals.validation import Invalid
 from provenance.models import Trace
+from tenancy.colocation import same_project
 from tenancy.membership import changes_need, project_for_user_or_404
 from tenancy.models import Role
 
@@ -33,7 +34,8 @@ def _dataset(request, slug: str, name: str) -> tuple:
 
 def _run(request, slug: str, run_id: int) -> tuple:
     project = project_for_user_or_404(request.user, slug)
-    return project, get_object_or_404(Run.objects.select_related("dataset", "project"), project=project, pk=run_id)
+    return project, get_object_or_404(Run.objects.select_related("dataset", "project").filter(same_project("dataset")),
+                                      project=project, id=run_id)
 
 
 def _version(request, dataset: Dataset) -> int:
@@ -104,7 +106,7 @@ def dataset_detail(request, slug, name):
         "item_count": len(rows), "page": page, "items": [_item_row(row) for row in page.object_list],
         "drifted": [_item_row(row) for row in drifted], "tags": tags, "tag": tag, "origin": origin,
         "origins": validation.ORIGINS, "versions": datasets.version_changes(dataset),
-        "run_count": dataset.runs.count(), "api_base": _api_base(request),
+        "run_count": dataset.runs.filter(project_id=dataset.project_id).count(), "api_base": _api_base(request),
     }
     return render(request, "evals/dataset_detail.html", context)
 
@@ -240,7 +242,8 @@ def run_compare(request, slug, run_id):
     project, run = _run(request, slug, run_id)
     to = number_param(request.GET, "to")
     if to is not None:
-        other = get_object_or_404(Run.objects.select_related("dataset"), project=project, pk=to,
+        other = get_object_or_404(Run.objects.select_related("dataset").filter(same_project("dataset")),
+                                  project=project, id=to,
                                   dataset=run.dataset)
     else:
         other = runs.previous_finished(run)

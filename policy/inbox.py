@@ -15,6 +15,7 @@ from django.utils import timezone
 from provenance.ingest.write import ingest_events
 from provenance.models import DEFAULT_ENVIRONMENT, Escalation, Fuse, Node
 from provenance.questions import questions
+from tenancy.colocation import same_project
 
 PAGE_SIZE = 50
 MAX_CHAIN = 50
@@ -33,7 +34,8 @@ class Entry:
 def _open(project, environment: str):
     """Open escalations of one environment's traces (production unless asked):
     an evaluation run's escalations are its own business, not the inbox's."""
-    return Escalation.objects.filter(project=project, closed_at__isnull=True, trace__environment=environment)
+    return Escalation.objects.filter(same_project("trace"), project=project, closed_at__isnull=True,
+                                     trace__environment=environment)
 
 
 def open_escalations(project, limit: int = PAGE_SIZE, environment: str = DEFAULT_ENVIRONMENT) -> list[Escalation]:
@@ -57,7 +59,7 @@ def entries(project, limit: int = PAGE_SIZE) -> list[Entry]:
     fuses = defaultdict(list)
     for fuse in Fuse.objects.filter(project=project, product_id__in=wanted).order_by("timestamp", "pk"):
         fuses[fuse.product_id].append(fuse)
-    asked = questions(trace_pks) if escalations else {}
+    asked = questions(project.pk, trace_pks) if escalations else {}
     found = []
     for e in escalations:
         attempts = chains[e.pk]

@@ -15,6 +15,7 @@ from policy.document import PolicyError, diff, parse_document
 from policy.models import PolicySource
 from provenance.explorer.pages import trace_url
 from provenance.models import Escalation, ReviewVerdict
+from tenancy.colocation import same_project
 from tenancy.membership import changes_need, project_for_user_or_404
 from tenancy.models import Role
 
@@ -159,7 +160,8 @@ def inbox_page(request, slug):
 @changes_need(Role.EDITOR)
 def give_verdict(request, slug, escalation_id):
     project = project_for_user_or_404(request.user, slug)
-    escalation = get_object_or_404(Escalation.objects.select_related("trace"), project=project, pk=escalation_id)
+    escalation = get_object_or_404(Escalation.objects.select_related("trace").filter(same_project("trace")),
+                                   project=project, id=escalation_id)
     if escalation.closed_at is not None:
         messages.info(request, "That escalation was already closed by a review.")
         return redirect("policy:inbox", slug)

@@ -334,9 +334,10 @@ def decision_name(code: int) -> str | None:
 FINAL_ANSWER = "final_answer"
 
 
-def final_answer_sql(trace_pk: str, among: str = "") -> str:
+def final_answer_sql(trace_pk: str, project_pk: str, among: str = "") -> str:
     """The final answer's node id (NULL: none) of the trace whose pk is the SQL
-    expression `trace_pk`. Portable: PostgreSQL and SQLite. `among` is an extra
+    expression `trace_pk`, of the project whose pk is `project_pk` (so the
+    statement stays in one project). Portable: PostgreSQL and SQLite. `among` is an extra
     condition on the candidate nodes, aliased `fa` (the rollup refresh reads
     only the nodes up to its mark: `"fa.id <= %(new_node)s"`)."""
     from provenance.models import Edge, Node
@@ -344,10 +345,11 @@ def final_answer_sql(trace_pk: str, among: str = "") -> str:
     node, edge = Node._meta.db_table, Edge._meta.db_table
     among = f"AND {among}" if among else ""
     return f"""COALESCE(
-        (SELECT fa.id FROM {node} fa WHERE fa.trace_id = {trace_pk} AND fa.source_type = '{FINAL_ANSWER}' {among}
+        (SELECT fa.id FROM {node} fa WHERE fa.project_id = {project_pk} AND fa.trace_id = {trace_pk}
+         AND fa.source_type = '{FINAL_ANSWER}' {among}
          ORDER BY fa.timestamp DESC, fa.id DESC LIMIT 1),
         (SELECT CASE WHEN {FUSED.sql("fa")} THEN NULL ELSE fa.id END FROM {node} fa
-         WHERE fa.trace_id = {trace_pk} {among} AND NOT EXISTS (
+         WHERE fa.project_id = {project_pk} AND fa.trace_id = {trace_pk} {among} AND NOT EXISTS (
              SELECT 1 FROM {edge} fe WHERE fe.project_id = fa.project_id
                  AND fe.parent_product_id = fa.product_id AND fe.trace_id = {trace_pk})
          ORDER BY fa.timestamp DESC, fa.id DESC LIMIT 1))"""
@@ -359,8 +361,9 @@ def final_answer_pk():
     from django.db.models.functions import Coalesce
 
     from provenance.models import Edge, Node
+    from tenancy.colocation import in_outer_project
 
-    nodes = Node.objects.filter(trace=OuterRef("pk"))
+    nodes = Node.objects.filter(in_outer_project(trace=OuterRef("pk")))
     consumed = Edge.objects.filter(
         project=OuterRef("project"), trace=OuterRef("trace"), parent_product_id=OuterRef("product_id")
     )

@@ -84,7 +84,7 @@ def rotate(key: ApiKey, actor, grace_seconds: Any) -> tuple[ApiKey, str]:
     for `grace_seconds` (0: stops at once), so agents can move over."""
     grace = valid_grace(grace_seconds)
     with transaction.atomic():
-        old = ApiKey.objects.select_for_update().get(pk=key.pk)
+        old = ApiKey.objects.select_for_update().get(project_id=key.project_id, id=key.pk)
         if not old.is_active:
             raise KeyConflict("this key is revoked or expired; create a new key instead")
         before = describe(old)
@@ -104,7 +104,7 @@ def rotate(key: ApiKey, actor, grace_seconds: Any) -> tuple[ApiKey, str]:
 def revoke(key: ApiKey, actor) -> ApiKey:
     """Stops the key at once (its next request gets 401). Revoking a revoked key changes nothing."""
     with transaction.atomic():
-        old = ApiKey.objects.select_for_update().get(pk=key.pk)
+        old = ApiKey.objects.select_for_update().get(project_id=key.project_id, id=key.pk)
         if old.revoked_at is None:
             old.revoked_at = timezone.now()
             old.save(update_fields=["revoked_at"])

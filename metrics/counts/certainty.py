@@ -38,7 +38,7 @@ def by_policy_version(project, start, end, filters: Filters = Filters()) -> list
     rows = fetch(
         f"""
         WITH versions AS (
-            SELECT DISTINCT f.policy_version, t.id AS trace_pk
+            SELECT DISTINCT f.policy_version, t.id AS trace_pk, t.project_id
             FROM {FUSE} f JOIN {TRACE} t ON t.project_id = f.project_id AND t.trace_id = f.trace_id
             WHERE f.project_id = %s AND f.timestamp >= %s AND f.timestamp < %s AND t.environment = %s
         ), nodes AS (
@@ -47,16 +47,17 @@ def by_policy_version(project, start, end, filters: Filters = Filters()) -> list
                 SUM(n.cost_usd) AS cost, SUM(n.cost_usd) FILTER (WHERE {EXPENSIVE_SQL}) AS expensive_cost,
                 SUM(n.duration_ms) AS duration, SUM(n.duration_ms) FILTER (WHERE {EXPENSIVE_SQL}) AS expensive_duration,
                 percentile_disc(0.95) WITHIN GROUP (ORDER BY n.duration_ms) AS p95
-            FROM versions v JOIN {NODE} n ON n.trace_id = v.trace_pk
+            FROM versions v JOIN {NODE} n ON n.project_id = v.project_id AND n.trace_id = v.trace_pk
             GROUP BY 1
         ), outcomes AS (
             SELECT v.policy_version, COUNT(r.verdict) AS reviewed,
                 COUNT(*) FILTER (WHERE r.verdict = '{ReviewVerdict.CORRECT.value}') AS correct,
                 COALESCE(SUM(e.n), 0) AS escalations
             FROM versions v
-            LEFT JOIN LATERAL (SELECT r.verdict FROM {REVIEW} r WHERE r.trace_id = v.trace_pk
+            LEFT JOIN LATERAL (SELECT r.verdict FROM {REVIEW} r WHERE r.project_id = v.project_id AND r.trace_id = v.trace_pk
                                ORDER BY r.timestamp DESC, r.id DESC LIMIT 1) r ON true
-            LEFT JOIN LATERAL (SELECT COUNT(*) AS n FROM {ESCALATION} e WHERE e.trace_id = v.trace_pk) e ON true
+            LEFT JOIN LATERAL (SELECT COUNT(*) AS n FROM {ESCALATION} e WHERE e.project_id = v.project_id
+                                                      AND e.trace_id = v.trace_pk) e ON true
             GROUP BY 1
         )
         SELECT n.policy_version, n.traces, n.nodes, n.fused, n.cost, n.expensive_cost, n.duration,
@@ -82,12 +83,12 @@ def portable(project, start, end, filters: Filters) -> list[dict]:
     for version in sorted(traces, key=lambda v: (v is not None, v or 0)):
         pks = traces[version]
         nodes = [(state, expensive(retry_of, metadata), cost, duration) for state, retry_of, metadata, cost, duration
-                 in Node.objects.filter(trace_id__in=pks).values_list("fuse_state", "retry_of", "metadata", "cost_usd",
+                 in Node.objects.filter(project=project, trace_id__in=pks).values_list("fuse_state", "retry_of", "metadata", "cost_usd",
                                                                       "duration_ms")]
         costs = [c for _, _, c, _ in nodes if c is not None]
         durations = sorted(d for _, _, _, d in nodes if d is not None)
         newest = {}
-        for trace_pk, verdict in Review.objects.filter(trace_id__in=pks).order_by("timestamp", "id").values_list(
+        for trace_pk, verdict in Review.objects.filter(project=project, trace_id__in=pks).order_by("timestamp", "id").values_list(
                 "trace_id", "verdict"):
             newest[trace_pk] = verdict
         result.append(figures({

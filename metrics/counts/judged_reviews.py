@@ -67,13 +67,13 @@ def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Fil
                             AND r.trace_id NOT IN (SELECT trace_id FROM fresh)
                             AND (r.product_id = '' OR r.product_id NOT IN (SELECT product_id FROM fresh)) AS settled,
                        t.node_pk, {", ".join(f"t.{c}" for c in figures.split(", "))}
-                FROM ({sql}) AS r LEFT JOIN {TARGET} t ON t.review_id = r.pk
+                FROM ({sql}) AS r LEFT JOIN {TARGET} t ON t.project_id = r.project_id AND t.review_id = r.pk
             ),
             mapped AS (
                 SELECT timestamp, pk, verdict, node_pk AS target, {figures} FROM reviews WHERE settled
                 UNION ALL
                 SELECT r.timestamp, r.pk, r.verdict, n.id, {", ".join(f"n.{c}" for c in figures.split(", "))}
-                FROM reviews r LEFT JOIN {NODE} n ON n.id = ({resolved_here})
+                FROM reviews r LEFT JOIN {NODE} n ON n.project_id = r.project_id AND n.id = ({resolved_here})
                 WHERE NOT r.settled
             )
             SELECT target, verdict, {figures} FROM (

@@ -104,7 +104,7 @@ def review_target_sql(review: str, up_to: str = "") -> str:
     CASE WHEN {review}.product_id <> '' THEN
         (SELECT t.id FROM {NODE} t WHERE t.project_id = {review}.project_id
             AND t.product_id = {review}.product_id {limit})
-    ELSE {final_answer_sql(f"{review}.trace_id", f"fa.id <= {up_to}" if up_to else "")}
+    ELSE {final_answer_sql(f"{review}.trace_id", f"{review}.project_id", f"fa.id <= {up_to}" if up_to else "")}
     END
 """
 

@@ -33,6 +33,7 @@ from metrics.rollups.schema import (
     TRACE,
 )
 from provenance.models import DEFAULT_ENVIRONMENT
+from tenancy.colocation import same_project
 
 # The stored metric names of the node fields, and the API's names for them.
 DURATION, TOKENS, COST = "@duration_ms", "@tokens", "@cost_usd"
@@ -201,7 +202,7 @@ def orm_narrow(nodes, filters):
     """`nodes` narrowed to the filters' model and environment."""
     if filters.model:
         nodes = nodes.filter(model=filters.model)
-    return nodes.filter(trace__environment=filters.environment)
+    return nodes.filter(same_project("trace"), trace__environment=filters.environment)
 
 
 # The per-bin figures, as SQL aggregates over x (in this order everywhere).

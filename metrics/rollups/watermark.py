@@ -21,11 +21,15 @@ class Marks:
 
 
 def read_marks(project=None) -> Marks:
+    # Without a project the marks alone: a join on no project would still be
+    # sent to every shard under Citus.
+    rolled = (f"(SELECT r.threshold FROM {RolledProject._meta.db_table} r WHERE r.project_id = %s)"
+              if project is not None else "NULL")
     with reading_connection().cursor() as cursor:
         cursor.execute(
-            f"SELECT w.node_id, w.fuse_id, w.review_id, w.escalation_id, r.threshold FROM {Watermark._meta.db_table} w "
-            f"LEFT JOIN {RolledProject._meta.db_table} r ON r.project_id = %s WHERE w.id = 1",
-            [project.pk if project is not None else None],
+            f"SELECT w.node_id, w.fuse_id, w.review_id, w.escalation_id, {rolled} FROM {Watermark._meta.db_table} w "
+            "WHERE w.id = 1",
+            [project.pk] if project is not None else [],
         )
         row = cursor.fetchone()
     return Marks(*row) if row else Marks()

@@ -102,7 +102,7 @@ def get_trace(request, trace_id: str) -> Trace:
 
 def get_node(request, trace_id: str, product_id: str) -> Node:
     trace = get_trace(request, trace_id)
-    node = get_object_or_404(Node, trace=trace, product_id=product_id)
+    node = get_object_or_404(Node, project_id=trace.project_id, trace=trace, product_id=product_id)
     node.trace = trace  # read already: the explorer's answers name it
     return node
 

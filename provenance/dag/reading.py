@@ -63,11 +63,16 @@ def fused_counts(traces: list[Trace]) -> dict[int, int]:
     """Each trace's fused nodes, by trace pk (absent: none), in one grouped
     query: the list's rows and the trace page count them so."""
     return dict(
-        Node.objects.filter(FUSED.q(), trace__in=traces)
+        Node.objects.filter(FUSED.q(), project_id=_project_of(traces), trace__in=traces)
         .values("trace")
         .annotate(n=Count("pk"))
         .values_list("trace", "n")
     )
+
+
+def _project_of(traces: list[Trace]) -> int | None:
+    """The one project a page of traces belongs to (None for an empty page)."""
+    return traces[0].project_id if traces else None
 
 
 def fused_count(fuse_states) -> int:
@@ -89,7 +94,7 @@ def parents_by_child(trace: Trace) -> dict[str, list[str]]:
     """Parent product ids of each node of the trace, keyed by the child's product id."""
     parents: dict[str, list[str]] = {}
     for child, parent in (
-        Edge.objects.filter(trace=trace)
+        Edge.objects.filter(project_id=trace.project_id, trace=trace)
         .order_by("child_product_id", "position")
         .values_list("child_product_id", "parent_product_id")
     ):
@@ -113,7 +118,7 @@ def usage_of(input_tokens: int | None, output_tokens: int | None) -> dict | None
 def trace_totals(trace: Trace) -> dict:
     """The trace's `cost_usd` and `tokens` (sums over its nodes that have them;
     null when none has), and `duration_ms`, the sum of its steps' durations."""
-    return Node.objects.filter(trace=trace).aggregate(
+    return Node.objects.filter(project_id=trace.project_id, trace=trace).aggregate(
         cost_usd=Sum("cost_usd"), tokens=Sum(F("input_tokens") + F("output_tokens")), duration_ms=Sum("duration_ms"),
     )
 
@@ -146,7 +151,7 @@ def node_summary(row: dict, parent_ids: list[str], trace_id: str) -> dict:
 def trace_nodes(trace: Trace, node_pks: list[int] | None = None) -> list[dict]:
     """The nodes of a trace in timestamp order, each with its parent ids."""
     parents = parents_by_child(trace)
-    rows = Node.objects.filter(trace=trace)
+    rows = Node.objects.filter(project_id=trace.project_id, trace=trace)
     if node_pks is not None:
         rows = rows.filter(pk__in=node_pks)
     return [
@@ -157,12 +162,13 @@ def trace_nodes(trace: Trace, node_pks: list[int] | None = None) -> list[dict]:
 
 def final_answer(trace: Trace) -> Node | None:
     """The node a trace answered with (provenance.final_answer), or None."""
-    final_pk = Trace.objects.filter(pk=trace.pk).annotate(final_pk=vocabulary.final_answer_pk()).values("final_pk")
-    return Node.objects.filter(pk=Subquery(final_pk[:1])).first()
+    final_pk = (Trace.objects.filter(project_id=trace.project_id, pk=trace.pk)
+                .annotate(final_pk=vocabulary.final_answer_pk()).values("final_pk"))
+    return Node.objects.filter(project_id=trace.project_id, pk=Subquery(final_pk[:1])).first()
 
 
 def latest_verdict(trace: Trace) -> str | None:
-    review = Review.objects.filter(trace=trace).order_by("-timestamp", "-pk").first()
+    review = Review.objects.filter(project_id=trace.project_id, trace=trace).order_by("-timestamp", "-pk").first()
     return review.verdict if review else None
 
 

@@ -93,13 +93,14 @@ def _trace_local_walk(project_pk: int, product_id: str, up: bool):
     of_trace = f"(SELECT trace_id FROM {NODE_TABLE} WHERE project_id = %s AND product_id = %s)"
     with bound_cursor() as cursor:
         cursor.execute(
-            f"SELECT child_product_id, parent_product_id FROM {EDGE_TABLE} WHERE trace_id = {of_trace}",
-            [project_pk, product_id],
+            f"SELECT child_product_id, parent_product_id FROM {EDGE_TABLE} "
+            f"WHERE project_id = %s AND trace_id = {of_trace}",
+            [project_pk, project_pk, product_id],
         )
         pairs = cursor.fetchall()
         cursor.execute(
-            f"SELECT {walked_columns()} FROM {NODE_TABLE} WHERE trace_id = {of_trace}",
-            [project_pk, product_id],
+            f"SELECT {walked_columns()} FROM {NODE_TABLE} WHERE project_id = %s AND trace_id = {of_trace}",
+            [project_pk, project_pk, product_id],
         )
         in_trace = {row[0]: row for row in cursor.fetchall()}
         next_of: dict[str, list[str]] = {}
@@ -114,8 +115,8 @@ def _trace_local_walk(project_pk: int, product_id: str, up: bool):
             cursor.execute(
                 f"SELECT e.child_product_id, e.parent_product_id FROM {NODE_TABLE} n "
                 f"JOIN {EDGE_TABLE} e ON e.project_id = n.project_id AND e.parent_product_id = n.product_id "
-                f"WHERE n.trace_id = {of_trace} AND e.trace_id <> n.trace_id",
-                [project_pk, product_id],
+                f"WHERE n.project_id = %s AND n.trace_id = {of_trace} AND e.trace_id <> n.trace_id",
+                [project_pk, project_pk, product_id],
             )
             for child, parent in cursor.fetchall():
                 next_of.setdefault(parent, []).append(child)

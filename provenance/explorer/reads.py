@@ -7,17 +7,19 @@ from core.replica import reading_connection
 from provenance import vocabulary
 from provenance.models import Edge, Fuse, Node, Review, ReviewVerdict, Trace
 from provenance.vocabulary import BLOCKING_DECISION, HIGH_UNCERTAINTY, UNCERTAIN_TRACE
+from tenancy.colocation import in_outer_project, same_project
 from tenancy.membership import projects_for
 from tenancy.models import Project
 
 
-def final_answer_nodes(trace_qs: QuerySet) -> QuerySet:
-    """The final answers of the given traces, each annotated with `verdict`: the
-    newest review of its trace as a whole or of that node."""
+def final_answer_nodes(project_id: int, trace_qs: QuerySet) -> QuerySet:
+    """The final answers of the given traces (of one project), each annotated
+    with `verdict`: the newest review of its trace as a whole or of that node."""
     reviews = Review.objects.filter(project=OuterRef("project"), trace=OuterRef("trace")).filter(
         Q(product_id="") | Q(product_id=OuterRef("product_id"))
     )
-    return Node.objects.filter(pk__in=trace_qs.annotate(final_pk=vocabulary.final_answer_pk()).values("final_pk")).annotate(
+    finals = trace_qs.filter(project_id=project_id).annotate(final_pk=vocabulary.final_answer_pk()).values("final_pk")
+    return Node.objects.filter(project_id=project_id, pk__in=finals).annotate(
         verdict=Subquery(reviews.order_by("-timestamp", "-pk").values("verdict")[:1])
     )
 
@@ -25,7 +27,8 @@ def final_answer_nodes(trace_qs: QuerySet) -> QuerySet:
 def with_final_answers(page: list[Trace]) -> list[Trace]:
     """Adds `final` (the final answer node with its `verdict`, or None) to a page
     of traces with one query."""
-    finals = final_answer_nodes(Trace.objects.filter(pk__in=[t.pk for t in page])).only(
+    project_id = page[0].project_id if page else None
+    finals = final_answer_nodes(project_id, Trace.objects.filter(pk__in=[t.pk for t in page])).only(
         "pk", "trace_id", "product_id", "confidence", "fuse_state", "is_error"
     )
     by_trace = {node.trace_id: node for node in finals}
@@ -39,12 +42,13 @@ def bad_answers(project: Project) -> QuerySet:
     high-uncertainty threshold, worst first: confirmed wrong before merely
     doubtful, then the least confident, then the newest."""
     threshold = project.high_uncertainty_threshold
-    incorrect = Review.objects.filter(trace=OuterRef("pk"), verdict=ReviewVerdict.INCORRECT)
+    incorrect = Review.objects.filter(in_outer_project(trace=OuterRef("pk"), verdict=ReviewVerdict.INCORRECT))
     # A low-confidence final answer makes its trace's minimum low too: a cheap pre-filter.
     candidates = Trace.objects.filter(project=project).filter(UNCERTAIN_TRACE.q(threshold=threshold) | Exists(incorrect))
     return (
-        final_answer_nodes(candidates)
+        final_answer_nodes(project.pk, candidates)
         .filter(Q(verdict=ReviewVerdict.INCORRECT) | HIGH_UNCERTAINTY.q(threshold=threshold))
+        .filter(same_project("trace"))
         .select_related("trace")
         .order_by(
             Case(When(verdict=ReviewVerdict.INCORRECT, then=0), default=1),
@@ -68,8 +72,8 @@ def graph_rows(trace: Trace) -> list[tuple]:
     reader treats as a truth value)."""
     with reading_connection().cursor() as cursor:
         cursor.execute(
-            f"SELECT {', '.join(map(reading_connection().ops.quote_name, GRAPH_FIELDS))} FROM {Node._meta.db_table} WHERE trace_id = %s ORDER BY timestamp, id",
-            [trace.pk],
+            f"SELECT {', '.join(map(reading_connection().ops.quote_name, GRAPH_FIELDS))} FROM {Node._meta.db_table} WHERE project_id = %s AND trace_id = %s ORDER BY timestamp, id",
+            [trace.project_id, trace.pk],
         )
         return cursor.fetchall()
 
@@ -141,8 +145,8 @@ def edge_pairs(trace: Trace) -> list[tuple[str, str]]:
     """(child, parent) product ids of a trace's edges, in no particular order:
     cheaper than parents_by_child() when the order does not matter."""
     with reading_connection().cursor() as cursor:
-        cursor.execute(f"SELECT child_product_id, parent_product_id FROM {Edge._meta.db_table} WHERE trace_id = %s",
-                       [trace.pk])
+        cursor.execute(f"SELECT child_product_id, parent_product_id FROM {Edge._meta.db_table} "
+                       "WHERE project_id = %s AND trace_id = %s", [trace.project_id, trace.pk])
         return cursor.fetchall()
 
 

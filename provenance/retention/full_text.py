@@ -26,7 +26,7 @@ def reviewed_final_answers(project: Project) -> list[int]:
     rule the rest of the product uses to pick a trace's final answer)."""
     reviewed = Trace.objects.filter(project=project, pk__in=Review.objects.filter(
         project=project, product_id="").values("trace_id"))
-    return list(final_answer_nodes(reviewed).values_list("pk", flat=True))
+    return list(final_answer_nodes(project.pk, reviewed).values_list("pk", flat=True))
 
 
 def matters_by_itself(keep_full_below: float, final_answer_pks: list[int]) -> Q:

@@ -70,7 +70,7 @@ def final_answers(trace_pks: list[int], threshold: float) -> list[Answer]:
                         AND (r.product_id = '' OR r.product_id = n.product_id)
                     ORDER BY r.timestamp DESC, r.id DESC LIMIT 1),
                    t.environment, n.model
-            FROM {TRACE} t JOIN {NODE} n ON n.id = {final_answer_sql("t.id")}
+            FROM {TRACE} t JOIN {NODE} n ON n.id = {final_answer_sql("t.id", "t.project_id")}
             WHERE t.id {clause} AND (
                 {UNCERTAIN_TRACE.sql('t', threshold='%s')}
                 OR EXISTS (SELECT 1 FROM {REVIEW} r WHERE r.trace_id = t.id AND r.verdict = '{ReviewVerdict.INCORRECT}')

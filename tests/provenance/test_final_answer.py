@@ -44,7 +44,7 @@ def test_the_sql_orm_and_python_forms_agree(project, ingest):
         trace = Trace.objects.get(project=project, trace_id=trace_id)
         orm = reading.final_answer(trace)
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT {final_answer_sql('%s')}", [trace.pk] * 3)
+            cursor.execute(f"SELECT {final_answer_sql(str(trace.pk), str(trace.project_id))}")
             sql_pk = cursor.fetchone()[0]
         nodes = Node.objects.filter(trace=trace)
         consumed = set(Edge.objects.filter(trace=trace).values_list("parent_product_id", flat=True))

@@ -71,6 +71,10 @@ def every_row_count() -> dict[str, int]:
 
 @pytest.fixture
 def world(project, api):
+    return build_world(project, api)
+
+
+def build_world(project, api) -> dict:
     """Something behind every id the routes name: a trace, a rule, a silence, a
     truth set with an item and an open run, and a key to rotate and revoke."""
     assert api.post("/api/v1/ingest", {"batch": [node_event("p1"), node_event("p2", parents=["p1"])]},
