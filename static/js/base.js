@@ -92,7 +92,9 @@
   }
 
   function chartLayout(layout, traces) {
-    const seriesCount = traces ? traces.length : 0;
+    // A count instead of the traces (an older caller) still gets colours and Plotly's own nice ticks.
+    const seriesCount = Array.isArray(traces) ? traces.length : (traces || 0);
+    traces = Array.isArray(traces) ? traces : [];
     const merged = Object.assign({
       margin: {l: 50, r: 20, t: 10, b: 40},
       legend: {orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom"},
