@@ -5,7 +5,8 @@ exact statistics (metrics.counts.summaries), as GET /api/v1/metrics/summary
 and the alert metrics do."""
 
 from metrics.counts import summaries
-from metrics.dashboards.series import bucket_starts, display_order, isos, label
+from metrics.dashboards import legend
+from metrics.dashboards.series import bucket_starts, isos, label
 from metrics.params import ChartParams
 from metrics.questions import Question
 from metrics.rollups.values import COST, DURATION, TOKENS, UNPRICED
@@ -43,7 +44,11 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
         return found.get((question.bucket_key(start) if start is not None else params.start, value, metric),
                          Distribution())
 
-    groups = sorted({value for found in grouped.values() for (_, value, _) in found}, key=display_order)
+    volumes: dict = {}
+    for found in grouped.values():
+        for (_, value, _), distribution in found.items():
+            volumes[value] = volumes.get(value, 0) + distribution.count
+    groups, pooled = legend.split(volumes)
     return {
         "query": params.query(),
         "by": by,
@@ -62,9 +67,35 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
             "tokens": [int(at(grouped[TOKENS], s, value, TOKENS).summed) for s in starts],
             "cost_usd": [at(grouped[COST], s, value, COST).summed for s in starts],
         } for value in groups],
+        # The rest as one line: tokens and cost added up, p95 ranked over their pooled durations.
+        "others": others(project, params, question, by, pooled, grouped, use_rollups) if pooled else None,
         "slowest_steps": ranked(per_step[DURATION], DURATION, lambda d: d.percentile(95)),
         "expensive_steps": ranked(per_step[COST], COST, lambda d: d.summed),
         "unpriced_models": unpriced_models(project, params, use_rollups),
+    }
+
+
+def others(project, params: ChartParams, question: Question, by: str, pooled: list, grouped: dict,
+           use_rollups: bool) -> dict:
+    starts = bucket_starts(question)
+    chosen = set(pooled)
+    durations = summaries.distributions(project, params.start, params.end, params.filters, (DURATION,),
+                                        question.step, by, use_rollups=use_rollups)
+
+    def pooled_at(found: dict, start) -> Distribution:
+        merged = Distribution()
+        key = question.bucket_key(start)
+        for (bucket, value, _), distribution in found.items():
+            if bucket == key and value in chosen:
+                merged.merge(distribution if isinstance(distribution, Distribution) else distribution.whole)
+        return merged
+
+    return {
+        "value": legend.others_name(pooled, by),
+        "groups": [label(value) for value in pooled],
+        "p95_latency_ms": [pooled_at(durations, s).percentile(95) for s in starts],
+        "tokens": [int(pooled_at(grouped[TOKENS], s).summed) for s in starts],
+        "cost_usd": [pooled_at(grouped[COST], s).summed for s in starts],
     }
 
 

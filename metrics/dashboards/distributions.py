@@ -6,6 +6,7 @@ bars from the 0.05-grid histograms, figures from the exact statistics
 from dataclasses import dataclass
 
 from metrics.counts import histograms, summaries
+from metrics.dashboards import legend
 from metrics.dashboards.series import display_order, label
 from metrics.params import ChartParams
 from metrics.questions import Question
@@ -42,16 +43,34 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
             for bin_, n in bins.items():
                 overall[bin_] = overall.get(bin_, 0) + n
             overall_exact.merge(exact_of(value, metric))
+        # The table lists every group; the chart draws the biggest and the rest as one.
+        _, pooled = legend.split({value: sum(bins.values()) for value, bins in groups.items()})
         metrics.append({
             "metric": metric,
             "label": metric or "confidence",
             "overall": histogram(overall, metric, overall_exact),
             "groups": [
-                {"value": label(value), **histogram(bins, metric, exact_of(value, metric))}
+                {"value": label(value), "charted": value not in pooled,
+                 **histogram(bins, metric, exact_of(value, metric))}
                 for value, bins in sorted(groups.items(), key=lambda item: display_order(item[0]))
             ],
+            "others": others(groups, pooled, metric, exact_of, by),
         })
     return {"query": params.query(), "by": by, "metrics": metrics}
+
+
+def others(groups: dict, pooled: list, metric: str, exact_of, by: str) -> dict | None:
+    """The pooled groups as one histogram: their bins and exact statistics added up."""
+    if not pooled:
+        return None
+    bins: dict[int, int] = {}
+    exact = Distribution()
+    for value in pooled:
+        for bin_, n in groups[value].items():
+            bins[bin_] = bins.get(bin_, 0) + n
+        exact.merge(exact_of(value, metric))
+    return {"value": legend.others_name(pooled, by), "groups": [label(value) for value in pooled],
+            **histogram(bins, metric, exact)}
 
 
 def histogram(bins: dict[int, int], metric: str, exact: Distribution) -> dict:

@@ -8,7 +8,8 @@ from django.urls import reverse
 
 from metrics import values
 from metrics.catalog import METRICS, SUMS, Totals
-from metrics.dashboards.series import bucket_starts, isos, series, series_by
+from metrics.dashboards import legend
+from metrics.dashboards.series import bucket_starts, isos, label, pooled_series, series, series_by, volumes
 from metrics.params import ChartParams
 from metrics.questions import Question, iso
 from metrics.windows import trace_weighted
@@ -25,6 +26,7 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
     per_agent = Question(params.start, params.end, params.filters, params.step, "agent_id", metrics=("fuse_rate",))
     answered = [found for _, found in values.answer(project, [now, before, overall, per_agent], use_rollups=use_rollups)]
     current = answered[0].get((now.start, None), Totals())
+    agents, others = legend.split(volumes(answered[3]))
     return {
         "query": params.query(),
         "dominant_trace": dominant(project, params, current),
@@ -40,7 +42,10 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
         "trace_count": series(overall, answered[2], "trace_count"),
         "high_uncertainty_ratio": series(overall, answered[2], "high_uncertainty_ratio"),
         "fuse_rate": series(overall, answered[2], "fuse_rate"),
-        "fuse_rate_by_agent": series_by(per_agent, answered[3], "fuse_rate"),
+        # The busiest agents, and the rest as one line at their pooled fuse rate.
+        "fuse_rate_by_agent": series_by(per_agent, answered[3], "fuse_rate", only=agents),
+        "fuse_rate_others": {"name": legend.others_name(others, "agent_id"), "agents": [label(a) for a in others],
+                             "fuse_rate": pooled_series(per_agent, answered[3], others, "fuse_rate")} if others else None,
         "health": latest_health(project),
     }
 

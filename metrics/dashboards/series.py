@@ -1,6 +1,6 @@
 """Turning grouped totals into chart series."""
 
-from metrics.catalog import METRICS, Totals
+from metrics.catalog import METRICS, SUMS, Totals
 from metrics.questions import Question, buckets, iso
 
 
@@ -17,14 +17,38 @@ def series(question: Question, found: dict, metric: str) -> list:
     ]
 
 
-def series_by(question: Question, found: dict, metric: str) -> dict:
-    """{group value: one value per bucket}; buckets where a group had no node are None."""
-    values = sorted({value for _, value in found}, key=lambda v: (v is None, str(v)))
+def series_by(question: Question, found: dict, metric: str, only: list | None = None) -> dict:
+    """{group value: one value per bucket}; buckets where a group had no node
+    are None. `only`: just these groups."""
+    values = sorted({value for _, value in found} if only is None else set(only), key=lambda v: (v is None, str(v)))
     starts = bucket_starts(question)
     return {
         label(value): [found[(s, value)].values([metric])[metric] if (s, value) in found else None for s in starts]
         for value in values
     }
+
+
+def pooled_series(question: Question, found: dict, values: list, metric: str) -> list:
+    """One value per bucket for the groups `values` taken as one: their
+    counts added up, then the metric of the sums (a pooled rate, not a sum of
+    rates); None where none of them had a node. For node-weighted metrics:
+    the groups' trace counts would count a trace once per group."""
+    chosen = set(values)
+    pooled: dict = {}
+    for (start, value), totals in found.items():
+        if value in chosen:
+            into = pooled.setdefault(start, Totals())
+            for name in SUMS:
+                setattr(into, name, getattr(into, name) + getattr(totals, name))
+    return [pooled[s].values([metric])[metric] if s in pooled else None for s in bucket_starts(question)]
+
+
+def volumes(found: dict, count=lambda totals: totals.nodes) -> dict:
+    """{group value: its nodes over every bucket} from grouped Totals."""
+    result: dict = {}
+    for (_, value), totals in found.items():
+        result[value] = result.get(value, 0) + count(totals)
+    return result
 
 
 def label(value) -> str:

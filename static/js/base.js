@@ -80,16 +80,21 @@
   }
 
   // The layout every chart starts from: axes make room for their own labels
-  // and titles (long category names, a right-hand axis), the legend sits
-  // above the plot where it cannot cover tick labels, and there is a colour
-  // for every series. `layout` overrides; axis titles may be given as text.
+  // and titles (long category names, a right-hand axis), every numeric axis
+  // has nice ticks (chart-ticks.js, from the values `traces` put on it), the
+  // legend sits above the plot where it cannot cover tick labels, and there
+  // is a colour for every series. `layout` overrides; axis titles may be
+  // given as text.
   function safeTitle(title) {
     if (typeof title === "string") return {text: chartText(title)};
     if (title && typeof title.text === "string") return Object.assign({}, title, {text: chartText(title.text)});
     return title;
   }
 
-  function chartLayout(layout, seriesCount) {
+  function chartLayout(layout, traces) {
+    // A count instead of the traces (an older caller) still gets colours and Plotly's own nice ticks.
+    const seriesCount = Array.isArray(traces) ? traces.length : (traces || 0);
+    traces = Array.isArray(traces) ? traces : [];
     const merged = Object.assign({
       margin: {l: 50, r: 20, t: 10, b: 40},
       legend: {orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom"},
@@ -116,7 +121,7 @@
     }
     if (!merged.xaxis) merged.xaxis = {automargin: true};
     if (!merged.yaxis) merged.yaxis = {automargin: true};
-    return merged;
+    return window.DenoiseTicks.withNiceTicks(merged, traces);
   }
 
   window.Denoise = {el: el, liveSocket: liveSocket, chartText: chartText, chartSafe: chartSafe,

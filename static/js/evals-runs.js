@@ -20,14 +20,12 @@
       hovertemplate: "%{x} %{customdata}<br>" + label + ": %{y:.1f}%<extra></extra>",
     };
   }
-  Plotly.newPlot(target, Denoise.chartSafe([
-    line("accuracy", "accuracy", "#1a9850"),
-    line("intervention_rate", "intervention rate", "#3b5bdb"),
-  ]), Denoise.chartLayout({
+  const traces = [line("accuracy", "accuracy", "#1a9850"), line("intervention_rate", "intervention rate", "#3b5bdb")];
+  Plotly.newPlot(target, Denoise.chartSafe(traces), Denoise.chartLayout({
     height: 300,
     xaxis: { type: "category", title: { text: "run" } },
     yaxis: { title: { text: "%" }, range: [0, 105] },
-  }), { displaylogo: false, responsive: true });
+  }, traces), { displaylogo: false, responsive: true });
   target.on("plotly_click", function (event) {
     const point = event.points && event.points[0];
     if (point && runs[point.pointIndex]) window.location.assign(runs[point.pointIndex].url);

@@ -21,6 +21,6 @@
     barmode: "stack", height: 280,
     xaxis: { type: "category" },
     yaxis: { title: { text: "findings" }, rangemode: "tozero" },
-  }, traces.length), { displaylogo: false, responsive: true });
+  }, traces), { displaylogo: false, responsive: true });
   target.dataset.rendered = "true";
 })();

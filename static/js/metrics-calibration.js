@@ -25,17 +25,24 @@
 
     const bins = data.reliability;
     const centers = bins.map(function (b) { return (b.from + b.to) / 2; });
+    // Plotly draws an overlaying axis's traces over its base axis's: the
+    // counts, light bars, sit on the base axis (right) behind the accuracy
+    // line and its n= labels on the overlaying one (left), so bars never cover them.
     M.plot("chart-reliability", [
-      { type: "bar", name: "reviews", x: centers, y: bins.map(function (b) { return b.count; }), yaxis: "y2",
-        width: 0.09, marker: { color: "#d7dbe8" } },
-      { type: "scatter", mode: "lines", name: "perfect calibration", x: [0, 1], y: [0, 1], line: { dash: "dash", color: "#6b6b76" } },
-      { type: "scatter", mode: "lines+markers+text", name: "observed accuracy",
+      { type: "bar", name: "reviews", x: centers, y: bins.map(function (b) { return b.count; }),
+        width: 0.09, marker: { color: "#e6e9f0" }, hovertemplate: "%{y} reviews<extra></extra>" },
+      { type: "scatter", mode: "lines", name: "perfect calibration", x: [0, 1], y: [0, 1], yaxis: "y2",
+        line: { dash: "dash", color: "#6b6b76" }, hoverinfo: "skip" },
+      { type: "scatter", mode: "lines+markers+text", name: "observed accuracy", yaxis: "y2",
         x: bins.map(function (b) { return b.mean_confidence; }), y: bins.map(function (b) { return b.accuracy; }),
         text: bins.map(function (b) { return b.count ? "n=" + b.count : ""; }), textposition: "top center",
-        line: { color: "#3a5bd9" } },
+        textfont: { color: "#1f2a5a" }, cliponaxis: false, line: { color: "#3a5bd9" }, marker: { size: 8 },
+        customdata: bins.map(function (b) { return b.count; }),
+        hovertemplate: "stated %{x:.2f}: %{y:.1%} correct of %{customdata} reviews<extra></extra>" },
     // Headroom above 1 for the counts written over the points.
-    ], { xaxis: { title: "stated confidence", range: [0, 1] }, yaxis: { title: "share correct", range: [0, 1.12] },
-         yaxis2: { title: "reviews", overlaying: "y", side: "right", showgrid: false } });
+    ], { xaxis: { title: "stated confidence", range: [0, 1] },
+         yaxis: { title: "reviews", side: "right", showgrid: false, rangemode: "tozero" },
+         yaxis2: { title: "share correct", overlaying: "y", side: "left", range: [0, 1.12], showgrid: true } });
 
     const points = data.roc.points;
     const roc = [

@@ -30,10 +30,19 @@
     return "rgb(" + mix.join(",") + ")";
   }
 
+  // The series that pools the groups past the legend's top ones (named by the
+  // server, e.g. "8 other agents"): grey, so it reads as the rest, not as one more group.
+  const OTHERS_COLOR = "#98a2b3";
+
+  function othersLine(name, x, y) {
+    return { type: "scatter", mode: "lines+markers", name: name, x: x, y: y, connectgaps: false,
+             line: { color: OTHERS_COLOR, dash: "dot" }, marker: { color: OTHERS_COLOR } };
+  }
+
   function plot(id, traces, layout) {
     const target = document.getElementById(id);
     if (!target) return;
-    window.Plotly.newPlot(target, window.Denoise.chartSafe(traces), window.Denoise.chartLayout(layout, traces.length),
+    window.Plotly.newPlot(target, window.Denoise.chartSafe(traces), window.Denoise.chartLayout(layout, traces),
       { responsive: true, displaylogo: false });
   }
 
@@ -85,5 +94,6 @@
   }
 
   window.DenoiseMetrics = { el: el, pct: pct, num: num, plot: plot, fillTable: fillTable, load: load,
+                            othersLine: othersLine, OTHERS_COLOR: OTHERS_COLOR,
                             confidenceColor: confidenceColor, CONFIDENCE_SCALE: CONFIDENCE_SCALE };
 })();

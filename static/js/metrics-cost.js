@@ -9,10 +9,12 @@
   function usd(value) { return value === null || value === undefined ? "–" : "$" + value.toFixed(4); }
 
   function lines(id, data, key, title) {
-    M.plot(id, data.groups.map(function (group) {
+    const traces = data.groups.map(function (group) {
       return { type: "scatter", mode: "lines+markers", name: group.value, x: data.buckets, y: group[key],
                connectgaps: false };
-    }), { yaxis: { title: title, rangemode: "tozero" } });
+    });
+    if (data.others) traces.push(M.othersLine(data.others.value, data.buckets, data.others[key]));
+    M.plot(id, traces, { yaxis: { title: title, rangemode: "tozero" } });
   }
 
   M.load(function (data) {

@@ -91,10 +91,13 @@
     traceWeighted(data);
     dominant(data);
     const agents = Object.keys(data.fuse_rate_by_agent);
-    M.plot("chart-fuse-rate", agents.map(function (agent) {
+    const rates = agents.map(function (agent) {
       return { type: "scatter", mode: "lines+markers", name: agent, x: data.buckets,
                y: data.fuse_rate_by_agent[agent], connectgaps: false };
-    }), { yaxis: { title: "fuse rate", tickformat: ".0%", rangemode: "tozero" } });
+    });
+    const others = data.fuse_rate_others;
+    if (others) rates.push(M.othersLine(others.name, data.buckets, others.fuse_rate));
+    M.plot("chart-fuse-rate", rates, { yaxis: { title: "fuse rate", tickformat: ".0%", rangemode: "tozero" } });
     M.plot("chart-uncertainty", [
       { type: "bar", name: "traces", x: data.buckets, y: data.trace_count, yaxis: "y2", marker: { color: "#d7dbe8" } },
       { type: "scatter", mode: "lines+markers", name: "high-uncertainty ratio", x: data.buckets,

@@ -53,10 +53,15 @@
       section.appendChild(M.el("div", { class: "card table-card" })).appendChild(table);
       box.appendChild(section);
       const isConfidence = metric.metric === "";
-      const traces = metric.groups.map(function (group) {
+      // The biggest groups each, the rest as one grey histogram (the server picks and pools them).
+      const traces = metric.groups.filter(function (group) { return group.charted; }).map(function (group) {
         return { type: "bar", name: group.value, x: mids(group.bars), y: group.bars.count, width: group.bars.width,
                  opacity: 0.6 };
       });
+      if (metric.others) {
+        traces.push({ type: "bar", name: metric.others.value, x: mids(metric.others.bars), y: metric.others.bars.count,
+                      width: metric.others.bars.width, opacity: 0.6, marker: { color: M.OTHERS_COLOR } });
+      }
       if (metric.groups.length <= 1) {
         traces.splice(0, traces.length, { type: "bar", name: "all", x: mids(metric.overall.bars),
           y: metric.overall.bars.count, width: metric.overall.bars.width,

@@ -20,7 +20,7 @@
     height: 300,
     yaxis: { title: { text: "share of answers" }, tickformat: ".0%", rangemode: "tozero" },
     yaxis2: { title: { text: "answers" }, overlaying: "y", side: "right", rangemode: "tozero", showgrid: false },
-  }, traces.length), { displaylogo: false, responsive: true }).then(function () {
+  }, traces), { displaylogo: false, responsive: true }).then(function () {
     target.dataset.drawn = "1";
   });
 })();

@@ -128,3 +128,36 @@ def fuse_loop_events(events: list[dict], seed: int, *, hours: float = 6, prefix:
             review["timestamp"] = at(rng.uniform(0, hours * 3600))
             added.append(review)
     return added
+
+
+# Sixteen agents with 2 to 17 traces each, and one answerer with every trace:
+# the chart legends keep the eight busiest (the answerer, agent_15 … agent_09)
+# and pool agent_00 … agent_08.
+MANY_AGENTS = [f"agent_{k:02d}" for k in range(16)]
+POOLED_AGENTS = MANY_AGENTS[:9]
+
+
+def many_agents_events(end, hours: int = 40) -> list[dict]:
+    """Traces over the `hours` before `end` (an aware datetime): each one a
+    retrieval by one of MANY_AGENTS (fused now and then, timed, priced,
+    with a metric) and a final answer by "answerer", reviewed."""
+    events, i = [], 0
+    for k, agent in enumerate(MANY_AGENTS):
+        for _ in range(2 + k):
+            at = (end - timedelta(hours=1 + (i * 7) % hours, minutes=i % 50)).isoformat()
+            retrieval = {"trace_id": f"m{i}", "product_id": f"m{i}-a", "agent_id": agent, "step": f"step_{i % 3}",
+                         "source_type": "retrieval", "confidence": round(0.05 + (i * 37 % 90) / 100, 2),
+                         "duration_ms": 100 + (i * 53) % 900, "model": "m-small",
+                         "usage": {"input_tokens": 100 + i, "output_tokens": 10}, "cost_usd": 0.001 * (1 + i % 5),
+                         "metrics": {"retrieval_similarity": (i % 5) / 5}}
+            if (i + k) % 3 == 0:
+                retrieval["fuse"] = {"decision": "block", "reason": "similarity below the line", "threshold": 0.5}
+            answer = {"trace_id": f"m{i}", "product_id": f"m{i}-b", "agent_id": "answerer", "step": "answer",
+                      "source_type": "final_answer", "confidence": 0.3 + (i % 7) / 10, "parent_ids": [f"m{i}-a"],
+                      "duration_ms": 400 + (i * 31) % 2000}
+            events += [{"id": f"ev-m{i}", "type": "node", "timestamp": at, "body": retrieval},
+                       {"id": f"ev-m{i}-b", "type": "node", "timestamp": at, "body": answer},
+                       {"id": f"rv-m{i}", "type": "review", "timestamp": at,
+                        "body": {"trace_id": f"m{i}", "verdict": "incorrect" if i % 3 else "correct"}}]
+            i += 1
+    return events
