@@ -33,16 +33,17 @@ class Cluster:
     agent: str
     round: str | None  # the rounds it spans, e.g. "3–7"
     members: list[int] = field(default_factory=list)
+    # The reader opened it: its members are drawn one by one, in its place.
+    expanded: bool = False
 
 
 @dataclass
 class Folding:
-    """`cluster_of[node]` is the node's cluster number, or -1 when it is drawn
-    on its own; `band_of[node]` its band; bands are (first, last) depths."""
+    """`cluster_of[node]` is the node's cluster number (an expanded one too),
+    or -1 when it is drawn on its own; `band_of[node]` its band; bands are
+    (first, last) depths."""
 
     cluster_of: list[int]
-    # Drawn on its own because the reader expanded its cluster.
-    loose: list[bool]
     band_of: list[int]
     bands: list[tuple[int, int]]
     clusters: list[Cluster]
@@ -71,8 +72,9 @@ def bands_for(depth: list[int], cuts: list[bool]) -> tuple[list[int], list[tuple
 
 def fold(depth: list[int], agents: list[str], rounds: list, pinned: list[bool], feeds: list[bool],
          expanded: set[str]) -> Folding:
-    """Groups the unpinned nodes of each band by agent. A group of one, or one
-    whose key is in `expanded`, is drawn node by node. When that still leaves
+    """Groups the unpinned nodes of each band by agent. A group of one is
+    drawn on its own; one whose key is in `expanded` stays a cluster marked
+    `expanded`, which the drawing opens node by node. When that still leaves
     more than MAX_MARKERS to draw, each band's groups fold into one band
     cluster (unless that band is expanded), so any trace opens at a size a
     person can take in. `feeds[node]`: some other node consumed it."""
@@ -90,16 +92,15 @@ def fold(depth: list[int], agents: list[str], rounds: list, pinned: list[bool], 
         group.members.append(node)
 
     cluster_of = [-1] * len(depth)
-    loose = [False] * len(depth)
     for group in groups.values():
-        if group.key in expanded:
-            for node in group.members:
-                loose[node] = True
+        group.expanded = group.key in expanded
     # Whether bands fold whole is decided on the unexpanded drawing, so that
     # expanding one cluster never folds its neighbours differently.
     folding_groups = [group for group in groups.values() if len(group.members) > 1]
     singles = len(depth) - sum(len(group.members) for group in folding_groups)
-    kept = [group for group in folding_groups if group.key not in expanded]
+    # An expanded group stays a cluster, marked open: it keeps its place in
+    # the layout, and its members are drawn around that place.
+    kept = list(folding_groups)
     if singles + len(folding_groups) > MAX_MARKERS:
         opened = {group.band for group in groups.values() if group.key in expanded}
         opened |= {number for number, (first, last) in enumerate(bands) if f"{first}-{last}:*" in expanded}
@@ -122,7 +123,7 @@ def fold(depth: list[int], agents: list[str], rounds: list, pinned: list[bool], 
         for node in group.members:
             cluster_of[node] = len(clusters)
         clusters.append(group)
-    return Folding(cluster_of=cluster_of, loose=loose, band_of=band_of, bands=bands, clusters=clusters)
+    return Folding(cluster_of=cluster_of, band_of=band_of, bands=bands, clusters=clusters)
 
 
 def _rounds(values) -> str | None:

@@ -12,6 +12,7 @@ the same trace always draws the same picture.
 """
 
 from dataclasses import dataclass
+from math import ceil
 from operator import itemgetter
 
 from provenance.dag.walks import strongly_connected
@@ -155,3 +156,49 @@ def _reorder(layer: list[int], y: list[float], neighbours: list[list[int]]) -> N
     keyed.sort()
     layer[:] = [node for _, _, node in keyed]
     _place(layer, y)
+
+
+# Nodes of an opened cluster sit this far apart: a third of the distance
+# between two columns, or between two slots of a column.
+BLOCK_PITCH = 1 / 3
+# An opened cluster is at most this many columns wide; a bigger one grows
+# taller instead, so that it never pushes the rest of the graph aside.
+BLOCK_COLUMNS = 8
+
+
+@dataclass
+class Block:
+    """Where the members of an opened cluster go, in reading order: rows of
+    `per_row` that turn at each end (left to right, then right to left), so
+    that a chain stays a line of neighbours however it wraps."""
+
+    count: int
+    per_row: int
+
+    @property
+    def rows(self) -> int:
+        return -(-self.count // self.per_row)
+
+    @property
+    def columns(self) -> int:
+        """The whole columns it takes, its last node's column included."""
+        return ceil((self.per_row - 1) * BLOCK_PITCH - 1e-9) + 1
+
+    def offsets(self) -> list[tuple[float, float]]:
+        """(dx, dy) of each member from the block's top left corner, y upwards."""
+        placed = []
+        for k in range(self.count):
+            row, slot = divmod(k, self.per_row)
+            if row % 2:
+                slot = self.per_row - 1 - slot
+            placed.append((slot * BLOCK_PITCH, -row * BLOCK_PITCH))
+        return placed
+
+
+def block(count: int, span: float) -> Block:
+    """The block for `count` nodes beside a graph whose heights span `span`
+    slots: as many rows as fit that span, as wide as that needs (up to
+    BLOCK_COLUMNS)."""
+    fit_rows = int(span / BLOCK_PITCH + 1e-9) + 1
+    widest = int((BLOCK_COLUMNS - 1) / BLOCK_PITCH + 1e-9) + 1
+    return Block(count=count, per_row=max(1, min(widest, -(-count // fit_rows))))

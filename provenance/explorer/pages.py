@@ -17,7 +17,7 @@ from core.params import whole_number
 from core.timestamps import utc_iso
 from provenance.dag import reading, walks
 from provenance.explorer import colors, folding, reads
-from provenance.explorer.layout import arranged, layered
+from provenance.explorer.layout import BLOCK_PITCH, arranged, block, layered
 from provenance.explorer.layout import depths as layout_depths
 from provenance.models import Node, Trace
 from provenance.vocabulary import ANOMALOUS, FINAL_ANSWER, FUSED, FuseDecision, decision_name, pick_final_answer
@@ -204,72 +204,112 @@ def _folded(rows, external, edges, shown, threshold, view: GraphView, count: int
     for p, _ in local:
         feeds[p] = True
     folded = folding.fold(depth, agents, rounds, pinned, feeds, view.expanded)
+    clusters = folded.clusters
 
     # A band is one column of clusters and of the nodes drawn on their own
     # among them, after a column for the pinned nodes that start the band
-    # (see `folding.bands_for`); a band holding nodes the reader expanded
-    # spreads over its layers.
+    # (see `folding.bands_for`).
     starts = [pinned[k] and feeds[k] and depth[k] == folded.bands[folded.band_of[k]][0] for k in range(len(shown))]
-    spread = [False] * len(folded.bands)
     first_singles = [False] * len(folded.bands)
     has_clusters = [False] * len(folded.bands)
     for k in range(len(shown)):
-        band = folded.band_of[k]
-        if folded.loose[k]:
-            spread[band] = True
-        elif starts[k]:
-            first_singles[band] = True
+        if starts[k]:
+            first_singles[folded.band_of[k]] = True
         else:
-            has_clusters[band] = True
-    offset, x_of_band = 0, []
-    for number, (first, last) in enumerate(folded.bands):
-        x_of_band.append(offset)
-        if spread[number]:
-            offset += last - first + 1
-        else:
-            offset += 1 + (first_singles[number] and has_clusters[number])
-
-    def x_of(k: int) -> int:
-        band = folded.band_of[k]
-        if spread[band]:
-            return x_of_band[band] + depth[k] - folded.bands[band][0]
-        return x_of_band[band] + (first_singles[band] and not starts[k])
+            has_clusters[folded.band_of[k]] = True
+    width = [1 + (first and other) for first, other in zip(first_singles, has_clusters)]
 
     singles = [k for k, cluster in enumerate(folded.cluster_of) if cluster < 0]
-    # A node's vertex: its own when drawn on its own, else its cluster's (after the singles).
-    vertex_of = [len(singles) + cluster for cluster in folded.cluster_of]
+    single_count = len(singles)
+    # A vertex of the folded drawing: a node on its own, else its cluster (after the singles).
+    vertex_of = [single_count + cluster for cluster in folded.cluster_of]
     for v, k in enumerate(singles):
         vertex_of[k] = v
-    column = [x_of(k) for k in singles]
-    for cluster in folded.clusters:
-        members = cluster.members
-        column.append(x_of(members[len(members) // 2]))
+    band_of_vertex = [folded.band_of[k] for k in singles] + [cluster.band for cluster in clusters]
+    # Each vertex's column within its band; a cluster takes its middle member's.
+    within = [int(first_singles[folded.band_of[k]] and not starts[k])
+              for k in singles + [cluster.members[len(cluster.members) // 2] for cluster in clusters]]
+
+    def columns_of() -> tuple[list[int], list[int]]:
+        x_of_band = [sum(width[:band]) for band in range(len(width))]
+        return x_of_band, [x_of_band[band_of_vertex[v]] + within[v] for v in range(len(within))]
+
+    # The heights come from the folded drawing, an opened cluster still one
+    # vertex: opening it moves nothing else up or down.
+    x_of_band, column = columns_of()
     quotient = set()
-    single_count = len(singles)
     for p, c in local:
         a, b = vertex_of[p], vertex_of[c]
         # Edges inside a cluster, or between clusters of one folded band, are folded away.
         if a != b and (a < single_count or b < single_count or column[a] != column[b]):
             quotient.add((a, b))
-    quotient = sorted(quotient)
-    y = arranged(column, quotient)
+    y = arranged(column, sorted(quotient))
 
-    inside = [v for v, k in enumerate(singles) if shown[k] < count]
-    outside = [v for v, k in enumerate(singles) if shown[k] >= count]
-    cluster_vertices = range(len(singles), len(singles) + len(folded.clusters))
+    # An opened cluster is a block of its own columns beside its band's (in
+    # its column, when it had that column to itself), its members in rows
+    # centred on the graph's height: the bands after it move right by the
+    # block's width, and nothing else moves.
+    opened = [number for number, cluster in enumerate(clusters) if cluster.expanded]
+    top, bottom = (max(y), min(y)) if y else (0.0, 0.0)
+    blocks = {number: block(len(clusters[number].members), top - bottom) for number in opened}
+    occupied = {column[v] for v in range(len(column)) if v < single_count or not clusters[v - single_count].expanded}
+    block_column, cursor = {}, {}
+    for number in opened:
+        v, band = single_count + number, clusters[number].band
+        if band not in cursor:
+            cursor[band] = within[v] + (column[v] in occupied)
+        block_column[number] = cursor[band]
+        cursor[band] += blocks[number].columns
+    for band, end in cursor.items():
+        width[band] = max(width[band], end)
+    x_of_band, column = columns_of()
+
+    # The drawn vertices, in the order the page reads them: nodes inside the
+    # trace (on their own, then those of opened clusters), nodes outside it,
+    # then the clusters still folded.
+    xy: dict[int, tuple[float, float]] = {}
+    inside = [k for k in singles if shown[k] < count]
+    for k in inside:
+        xy[k] = (column[vertex_of[k]], y[vertex_of[k]])
+    for number in opened:
+        members = sorted(clusters[number].members, key=lambda k: (depth[k], k))
+        shape = blocks[number]
+        left = x_of_band[clusters[number].band] + block_column[number]
+        upper = (top + bottom) / 2 + (shape.rows - 1) * BLOCK_PITCH / 2
+        for k, (dx, dy) in zip(members, shape.offsets()):
+            xy[k] = (left + dx, upper + dy)
+        inside.extend(members)
+    outside = [k for k in singles if shown[k] >= count]
+    folded_away = [number for number, cluster in enumerate(clusters) if not cluster.expanded]
+    drawn = {k: position for position, k in enumerate(inside + outside)}
+    first_cluster = len(drawn)
+    drawn_of = [drawn.get(k, -1) for k in range(len(shown))]
+    for position, number in enumerate(folded_away):
+        for k in clusters[number].members:
+            drawn_of[k] = first_cluster + position
+    cluster_xy = [(column[single_count + number], y[single_count + number]) for number in folded_away]
+
+    def x_at(vertex: int) -> float:
+        return cluster_xy[vertex - first_cluster][0]
+
+    lines = set()
+    for p, c in local:
+        a, b = drawn_of[p], drawn_of[c]
+        if a != b and (a < first_cluster or b < first_cluster or x_at(a) != x_at(b)):
+            lines.add((a, b))
     return {
-        "nodes": [shown[singles[v]] for v in inside],
-        "node_xy": [(column[v], y[v]) for v in inside],
-        "external": [shown[singles[v]] for v in outside],
-        "external_xy": [(column[v], y[v]) for v in outside],
+        "nodes": [shown[k] for k in inside],
+        "node_xy": [xy[k] for k in inside],
+        "external": [shown[k] for k in outside],
+        "external_xy": [(column[vertex_of[k]], y[vertex_of[k]]) for k in outside],
         "clusters": [
-            (cluster, [shown[k] for k in cluster.members], (column[v], y[v]))
-            for cluster, v in zip(folded.clusters, cluster_vertices)
+            (clusters[number], [shown[k] for k in clusters[number].members], xy_)
+            for number, xy_ in zip(folded_away, cluster_xy)
         ],
-        "edges": quotient,
-        "order": inside + outside + list(cluster_vertices),
-        "layers": band_labels(rows, shown, folded, count, x_of_band, spread),
-        "columns": offset,
+        "edges": sorted(lines),
+        "order": list(range(first_cluster + len(folded_away))),
+        "layers": band_labels(rows, shown, folded, count, x_of_band, sum(width)),
+        "columns": sum(width),
     }
 
 
@@ -282,7 +322,8 @@ def _columns(rows, external, drawing, homes, project) -> dict:
     nodes = [rows[i] for i in drawing["nodes"]]
     ext = [external[i - count] for i in drawing["external"]]
     clusters = drawing["clusters"]
-    drawn = set(drawing["nodes"])
+    # The drawn nodes come first among the vertices, in `drawing["nodes"]` order.
+    drawn = {node: k for k, node in enumerate(drawing["nodes"])}
     hidden_ids, hidden_cluster = [], []
     for number, (_, members, _) in enumerate(clusters):
         for node in members:
@@ -321,8 +362,7 @@ def _columns(rows, external, drawing, homes, project) -> dict:
         "hidden": {"id": hidden_ids, "cluster": hidden_cluster},
         "edges": [renumber[vertex] for edge in drawing["edges"] for vertex in edge],
         # (attempt, retry) index pairs, flat like `edges`, where both are drawn as nodes.
-        "retries": [renumber[vertex] for edge in drawing["retries"]
-                    if all(v in drawn for v in edge) for vertex in edge],
+        "retries": [drawn[node] for edge in drawing["retries"] if all(v in drawn for v in edge) for node in edge],
         "layers": drawing["layers"],
         "columns": drawing["columns"],
     }
@@ -373,10 +413,10 @@ def layer_labels(rows: list[tuple], depths: list[int], depth_count: int) -> list
     return [name if k == 0 or name != names[k - 1] else "" for k, name in enumerate(names)]
 
 
-def band_labels(rows, shown, folded, count, x_of_band, spread) -> list[str]:
+def band_labels(rows, shown, folded, count, x_of_band, columns) -> list[str]:
     """A header per column where the drawing changes what it shows: the most
     common `column_name` of each band, once, not once per layer."""
-    labels = [""] * (x_of_band[-1] + 1 if x_of_band else 0)
+    labels = [""] * columns
     tallies: list[dict[str, int]] = [{} for _ in folded.bands]
     for k, node in enumerate(shown):
         if node < count:

@@ -309,9 +309,20 @@
       const h = state.highlight;
       const traces = [lineTrace("edges", edgePairs(), COLOR.edge, 1), lineTrace("retries", retryPairs(), COLOR.retry, 1.5, "dash")];
       if (h) traces.push(lineTrace("highlight-edges", h.edges, h.kind === "cause" ? COLOR.cause : COLOR.impact, 3));
+      if (h && h.skips && h.skips.length) traces.push(lineTrace("highlight-skips", h.skips, COLOR.cause, 2, "dot"));
       traces.push(clusterTrace(size));
       traces.push.apply(traces, nodeTraces(size));
       traces.push(externalTrace(size));
+      labelSource = new Map();
+      traces.forEach(function (trace) {
+        if (!/text/.test(trace.mode)) return;
+        const counts = trace.name === "clusters" ? state.graph.clusters.count : null;
+        labelSource.set(trace.name, {
+          text: trace.text.slice(),
+          // Bigger clusters first, then nodes in the drawing's order.
+          rank: trace.text.map(function (_, i) { return counts ? counts[i] : -trace.customdata[i]; }),
+        });
+      });
       base = {graph: state.graph, highlight: state.highlight, traces: traces};
     }
     return base.traces.slice();
@@ -338,13 +349,14 @@
   // Column headers only where the columns are few enough to read them, each
   // written where it starts; thousands of layers get no gridline each.
   function figureLayout() {
-    const labels = state.graph.layers, few = state.graph.columns <= 40;
-    const ticks = [];
-    labels.forEach(function (label, column) { if (label && few) ticks.push(column); });
+    const few = state.graph.columns <= 40;
+    // Drawn level; fitLabels leaves out those that would touch at this zoom.
+    const full = plot._fullLayout;
+    const ticks = full && full.xaxis && state.graph === drawnGraph ? fittedHeaders(full) : headerColumns();
     return {
       margin: {l: 24, r: 24, t: 34, b: 16},
       xaxis: {
-        tickvals: ticks, ticktext: ticks.map(function (column) { return plotlyText(labels[column]); }), side: "top",
+        tickvals: ticks, ticktext: ticks.map(headerText), side: "top", tickangle: 0,
         showgrid: few, gridcolor: "#f0f1f4", zeroline: false, tickfont: {size: 11, color: "#667085"},
         showticklabels: few,
       },
@@ -375,7 +387,100 @@
     });
   }
 
+  // ---- labels that never overlap ------------------------------------------
+
+  // Labels are drawn under their marks (SVG only). At a zoom where two would
+  // touch, the less telling one (a smaller cluster, a later node) is left
+  // blank until the reader zooms in: so no two labels ever overlap. Fitted
+  // after every draw and every zoom, pan or resize; `data-labelled` counts
+  // the fits, for readers and tests.
+  const LABEL_PAD = 1;
+  const measure = document.createElement("canvas").getContext("2d");
+  let labelFits = 0;
+
+  // Per labelled trace (by name): every label it may show, and the rank
+  // that wins a place when two collide.
+  let labelSource = new Map();
+
+  function labelBoxes(trace, source, full) {
+    const xa = full.xaxis, ya = full.yaxis, font = trace.textfont.size;
+    measure.font = font + "px " + full.font.family;
+    const sizes = trace.marker.size;
+    return source.text.map(function (text, i) {
+      if (!text) return null;
+      const cx = xa.d2p(trace.x[i]), top = ya.d2p(trace.y[i]) + (Array.isArray(sizes) ? sizes[i] : sizes) / 2;
+      const half = measure.measureText(text).width / 2 + LABEL_PAD;
+      return [cx - half, top - LABEL_PAD, cx + half, top + font * 1.4 + LABEL_PAD];
+    });
+  }
+
+  function fitLabels() {
+    const full = plot._fullLayout;
+    if (!full || !full.xaxis) return Promise.resolve();
+    const labelled = [], sources = new Map();
+    plot.data.forEach(function (trace, index) {
+      const source = labelSource.get(trace.name);
+      if (source && /text/.test(trace.mode)) { labelled.push(index); sources.set(index, source); }
+    });
+    const candidates = [];
+    labelled.forEach(function (index) {
+      const source = sources.get(index);
+      labelBoxes(plot.data[index], source, full).forEach(function (box, i) {
+        if (box) candidates.push({index: index, i: i, box: box, rank: source.rank[i]});
+      });
+    });
+    candidates.sort(function (a, b) { return b.rank - a.rank || a.index - b.index || a.i - b.i; });
+    const kept = [], texts = new Map();
+    labelled.forEach(function (index) { texts.set(index, sources.get(index).text.map(function () { return ""; })); });
+    candidates.forEach(function (c) {
+      const clear = kept.every(function (k) {
+        return c.box[2] <= k[0] || k[2] <= c.box[0] || c.box[3] <= k[1] || k[3] <= c.box[1];
+      });
+      if (!clear) return;
+      kept.push(c.box);
+      texts.get(c.index)[c.i] = sources.get(c.index).text[c.i];
+    });
+    const changed = labelled.filter(function (index) {
+      const now = plot.data[index].text, want = texts.get(index);
+      return !Array.isArray(now) || now.some(function (text, i) { return text !== want[i]; });
+    });
+    let done = changed.length
+      ? Plotly.restyle(plot, {text: changed.map(function (index) { return texts.get(index); })}, changed)
+      : Promise.resolve();
+    const headers = fittedHeaders(full);
+    if (String(headers) !== String(full.xaxis.tickvals || [])) {
+      done = done.then(function () {
+        return Plotly.relayout(plot, {"xaxis.tickvals": headers, "xaxis.ticktext": headers.map(headerText)});
+      });
+    }
+    return settle(done.then(function () { labelFits += 1; plot.dataset.labelled = String(labelFits); }));
+  }
+
+  // The column headers, level and left to right: one that would touch the
+  // header before it waits for a closer zoom.
+  function headerColumns() {
+    const labels = state.graph.layers;
+    if (state.graph.columns > 40) return [];
+    return labels.map(function (label, column) { return label ? column : -1; })
+      .filter(function (column) { return column >= 0; });
+  }
+
+  function headerText(column) { return plotlyText(state.graph.layers[column]); }
+
+  function fittedHeaders(full) {
+    const xa = full.xaxis, size = full.xaxis.tickfont.size;
+    measure.font = size + "px " + full.xaxis.tickfont.family;
+    let right = -Infinity;
+    return headerColumns().filter(function (column) {
+      const cx = xa.d2p(column), half = measure.measureText(state.graph.layers[column]).width / 2 + 2 * LABEL_PAD;
+      if (cx - half < right) return false;
+      right = cx + half;
+      return true;
+    });
+  }
+
   let drawCount = 0;
+  let drawnGraph = null; // the graph the axes were last laid out for
   function draw() {
     if (!state.graph) return Promise.resolve();
     return settle(Plotly.react(plot, figureData(), figureLayout(), plotConfig).then(function () {
@@ -387,9 +492,11 @@
           if (isCluster(point.customdata)) expand(point.customdata - firstCluster());
           else select(idAt(point.customdata));
         });
-        plot.on("plotly_relayout", drawMinimapWindow);
+        plot.on("plotly_relayout", function () { drawMinimapWindow(); fitLabels(); });
       }
+      drawnGraph = state.graph;
       drawMinimap();
+      fitLabels();
       // For readers and tests: what is on screen now.
       drawCount += 1;
       plot.dataset.drawn = String(drawCount);
@@ -763,22 +870,29 @@
     return path; // from the cause down to the node
   }
 
-  // On a folded drawing: the path through the vertices its nodes are drawn as.
+  // On a folded drawing the path's ordinary stretches run through nearly
+  // every cluster: only the vertices holding its anomalous steps are marked,
+  // with the answer, joined in the path's order. A join over steps left out
+  // is dotted, as the path reads "frag-c → … 378 nodes … → reason-12-15".
   function highlightFoldedPath(answer) {
-    const nodes = new Set(), edges = [], causes = new Set();
-    let previous;
-    answer.path.forEach(function (id) {
-      const vertex = vertexOf(id);
-      if (vertex === undefined) return;
+    const nodes = new Set(), edges = [], skips = [], causes = new Set();
+    const steps = answer.path_steps || [];
+    let previous, skipped = false;
+    steps.forEach(function (step, k) {
+      const vertex = step.product_id === undefined ? undefined : vertexOf(step.product_id);
+      if (vertex === undefined || !(step.reason || k === steps.length - 1)) { skipped = true; return; }
       nodes.add(vertex);
-      if (previous !== undefined && previous !== vertex) edges.push([previous, vertex]);
+      if (previous !== undefined && previous !== vertex) (skipped ? skips : edges).push([previous, vertex]);
       previous = vertex;
+      skipped = false;
     });
     answer.root_causes.forEach(function (cause) {
       const vertex = vertexOf(cause.product_id);
       if (vertex !== undefined) { causes.add(vertex); nodes.add(vertex); }
     });
-    state.highlight = {kind: "cause", nodes: nodes, edges: edges, causes: causes};
+    const asked = vertexOf(answer.product_id);
+    if (asked !== undefined) nodes.add(asked);
+    state.highlight = {kind: "cause", nodes: nodes, edges: edges, skips: skips, causes: causes};
   }
 
   function highlightCauses(answer) {

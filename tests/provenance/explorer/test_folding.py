@@ -5,6 +5,7 @@ node's ancestors and consumers within N hops; the root-cause path folds too."""
 import pytest
 
 from demo.large_run import large_run_events
+from tests.support.events import node_event
 
 
 @pytest.fixture
@@ -47,6 +48,37 @@ def test_an_expanded_cluster_is_drawn_node_by_node(member, run):
     assert key not in opened["clusters"]["id"]
     assert len(opened["nodes"]["id"]) == len(g["nodes"]["id"]) + count
     assert opened["clusters"]["id"] == [c for c in g["clusters"]["id"] if c != key]
+
+
+def test_an_opened_cluster_wraps_into_a_block_beside_its_band(member, run):
+    g = graph(member)
+    biggest = max(range(len(g["clusters"]["id"])), key=lambda k: g["clusters"]["count"][k])
+    members = {pid for pid, c in zip(g["hidden"]["id"], g["hidden"]["cluster"]) if c == biggest}
+    opened = member.get("/api/v1/traces/run/graph", {"expand": g["clusters"]["id"][biggest]}).json()
+    nodes = opened["nodes"]
+    block = [(x, y) for pid, x, y in zip(nodes["id"], nodes["x"], nodes["y"]) if pid in members]
+    xs, ys = [x for x, _ in block], [y for _, y in block]
+    heights = g["nodes"]["y"] + g["clusters"]["y"]
+    # Rows within the folded graph's height, a few columns wide: the drawing
+    # grows by the block's width, not by the chain's length.
+    assert min(heights) <= min(ys) and max(ys) <= max(heights)
+    assert max(xs) - min(xs) <= 8 and opened["columns"] <= g["columns"] + 8
+    # Everything else keeps its height, and its column up to the block's shift.
+    before = dict(zip(g["clusters"]["id"], zip(g["clusters"]["x"], g["clusters"]["y"])))
+    shifts = set()
+    for key, x, y in zip(opened["clusters"]["id"], opened["clusters"]["x"], opened["clusters"]["y"]):
+        assert y == before[key][1]
+        shifts.add(x - before[key][0])
+    assert min(shifts) == 0 and len(shifts) == 2
+
+
+def test_a_retry_in_a_folded_trace_links_the_nodes_it_names(member, run, ingest):
+    ingest(node_event("retry-a", "run", parents=["question"], seconds=9000, confidence=0.2),
+           node_event("retry-b", "run", parents=["question"], seconds=9001, confidence=0.3, retry_of="retry-a"))
+    g = graph(member)
+    assert g["folded"] is True
+    ids = g["nodes"]["id"]
+    assert [ids[k] for k in g["retries"]] == ["retry-a", "retry-b"]
 
 
 def test_a_revealed_node_is_drawn_out_of_its_fold(member, run):
