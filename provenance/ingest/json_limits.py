@@ -91,6 +91,33 @@ def past_64_bits(value) -> bool:
     return not INT_RANGE[0] <= value <= INT_RANGE[1]
 
 
+def plainly_within(value, limit: int) -> bool:
+    """A quick yes: `value` nests at most `limit` levels and holds no number
+    past 64 bits. False means "look closer" (`deeper_than`,
+    `number_past_64_bits` say what is wrong, if anything): ingest asks this of
+    every node's metrics and metadata, and one pass that names no paths costs a
+    fraction of those two walks."""
+    low, high = INT_RANGE
+    stack = [(value, 1)]
+    while stack:
+        container, depth = stack.pop()
+        if depth > limit:
+            return False
+        for child in container.values() if type(container) is dict else container:
+            kind = type(child)
+            if kind is str or kind is bool or child is None:
+                continue
+            if kind is int or kind is float:
+                # A float in range is fine whether whole or not; out of range, the exact rule decides.
+                if not low <= child <= high:
+                    return False
+            elif kind is dict or kind is list:
+                stack.append((child, depth + 1))
+            else:
+                return False
+    return True
+
+
 def number_past_64_bits(value, path: str = "") -> str | None:
     """The dotted path (`metadata.list[1].n`) of the first such number in
     `value`, under `path`; None when there is none."""

@@ -12,7 +12,7 @@ from datetime import datetime
 from core.errors import ApiError
 from core.numbers import is_finite_number
 from core.timestamps import parse_instant
-from provenance.ingest.json_limits import PAST_64_BITS, deeper_than, number_past_64_bits
+from provenance.ingest.json_limits import PAST_64_BITS, deeper_than, number_past_64_bits, plainly_within
 from provenance.models import FuseDecision, ReviewVerdict
 
 MAX_ID_LENGTH = 255
@@ -200,6 +200,8 @@ def optional_object(body: dict, name: str) -> dict:
         return {}
     if not isinstance(value, dict):
         raise EventError(f"{name}: must be an object")
+    if plainly_within(value, MAX_DEPTH):
+        return value
     if deeper_than(value, MAX_DEPTH):
         raise EventError(f"{name}: nested deeper than {MAX_DEPTH} levels")
     if field := number_past_64_bits(value, name):

@@ -100,6 +100,25 @@ def test_objects_nested_deeper_than_64_levels_are_refused_per_event(project, ing
     assert statuses(result)["ev-ok"] == 201
 
 
+@pytest.mark.parametrize("field", ["metadata", "metrics"])
+def test_objects_exactly_64_levels_deep_are_kept(project, ingest, field):
+    # Levels 62 to 64: an object, a list, a list; the 64-bit limits themselves are kept.
+    value = nested(61, leaf={"n": 2**64 - 1, "list": [[-(2**63), 1.5]]})
+    result = ingest(node_event("deep", **{field: value}))
+
+    assert statuses(result)["ev-deep"] == 201
+    assert getattr(Node.objects.get(project=project, product_id="deep"), field) == value
+
+
+@pytest.mark.parametrize("field", ["metadata", "metrics"])
+def test_a_number_past_64_bits_deep_in_lists_is_named_by_its_path(project, ingest, field):
+    result = ingest(node_event("big", **{field: {"ok": "x", "rows": [{"n": 1}, {"n": [0, 1e20]}]}}))
+
+    assert error_for(result, "ev-big")["message"] == (
+        f"{field}.rows[1].n[1]: a whole number outside the 64-bit range (-9223372036854775808 to 18446744073709551615)"
+    )
+
+
 def test_64_levels_are_kept(api, ingest):
     assert ingest(node_event("deep", metadata=nested(64)))["errors"] == []
     assert api.get("/api/v1/traces/t1/nodes/deep").json()["metadata"] == nested(64)

@@ -94,3 +94,22 @@ def test_the_key_last_used_stamp_is_written_once_not_per_batch(make_project):
 
     assert len(stamps(first)) == 1
     assert stamps(second) == []
+
+
+# The common batch, new nodes only (what agents send most and the bench
+# measures): key lookup, two savepoints, event ids, traces, nodes, edges, fuse
+# states (a consumer's decision may have come first), two releases.
+NEW_NODES_STATEMENTS = 10
+
+
+def test_a_batch_of_new_nodes_costs_a_pinned_count_of_statements(make_project):
+    _, client = client_for(make_project)
+    client.post("/api/v1/ingest", {"batch": mixed_batch(20, "warm-")}, format="json")  # the key's last-used stamp
+    nodes = [node_event(f"n{i}", f"t{i // 20}", parents=[f"n{i - 1}"] if i % 20 else [], seconds=i,
+                        metadata={"i": i}) for i in range(1000)]
+
+    with CaptureQueriesContext(connection) as captured:
+        response = client.post("/api/v1/ingest", {"batch": nodes}, format="json")
+
+    assert set(statuses(response.json()).values()) == {201}
+    assert len(captured) == NEW_NODES_STATEMENTS, "\n".join(q["sql"][:80] for q in captured.captured_queries)
