@@ -45,8 +45,8 @@ FULL_PAGE_HEIGHT = 2700
 
 def screenshot(page, name: str, full_page: bool = False) -> Path:
     """The viewport (1440×900), or with `full_page` the page down to FULL_PAGE_HEIGHT."""
-    SCREENSHOTS.mkdir(exist_ok=True)
     path = SCREENSHOTS / name
+    path.parent.mkdir(parents=True, exist_ok=True)
     if full_page:
         width, height = page.evaluate("() => [document.documentElement.clientWidth,"
                                       " document.documentElement.scrollHeight]")

@@ -10,11 +10,9 @@ import re
 
 import pytest
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver
 
 from alerts.models import AlertRule, Destination, SharedDestination, Silence
 from evals.models import Dataset
-from metrics.views import DATA_OF
 from policy.models import PolicyVersion
 from provenance.models import Escalation
 from tenancy.models import AuditEntry, Invitation, Membership, Project
@@ -23,6 +21,7 @@ from tests.policy.test_inbox import escalated_retry_chain
 from tests.support.accounts import client_of, person
 from tests.support.alerts import SECRET
 from tests.support.events import node_event
+from tests.support.pages import PAGES, page_url
 
 VIEWER, EDITOR, ADMIN = "viewer", "editor", "admin"
 ROLES = [VIEWER, EDITOR, ADMIN]
@@ -57,30 +56,8 @@ READS = {
 # Not under a project: tested where they belong (sign-in, accounts, invitations).
 ELSEWHERE = {"login", "logout", "provenance:home", "tenancy:invite", "tenancy:account",
              "tenancy:sign-out-everywhere"}
-# Not pages: the API (scopes, tests/api), OTLP, Prometheus, Django's admin (staff only).
-NOT_PAGES = re.compile(r"^(api/|admin/|v1/traces|metrics$|ops/metrics|static/)")
 REFUSAL = re.compile(r"You are an? (viewer|editor) in acme; ask an admin to make you an? (editor|admin)\.")
 OTHER_MEMBER = "gina-of-globex"
-
-
-def page_patterns():
-    """(name, route, view) of every named URL pattern that is a page."""
-    found = []
-
-    def walk(patterns, prefix, namespace):
-        for entry in patterns:
-            route = prefix + str(entry.pattern)
-            if isinstance(entry, URLResolver):
-                space = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
-                walk(entry.url_patterns, route, space)
-            elif isinstance(entry, URLPattern) and not NOT_PAGES.match(route) and entry.name:
-                found.append((namespace + entry.name, route, entry.callback))
-
-    walk(get_resolver().url_patterns, "", "")
-    return found
-
-
-PAGES = {name: (route, view) for name, route, view in page_patterns()}
 
 
 def test_every_page_is_in_the_table_and_every_change_carries_its_role():
@@ -132,13 +109,7 @@ class Seeded:
         self.shared_id = shared.json()["id"]
 
     def url(self, name: str) -> str:
-        route, _ = PAGES[name]
-        kwargs = dict(self.kwargs)
-        if name in ("alerts:destination-delete", "alerts:shared-destination-enable"):
-            kwargs["destination_id"] = self.shared_id
-        if name == "metrics:data":
-            kwargs["name"] = DATA_OF["overview"]
-        return "/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(kwargs[m.group(1)]), route)
+        return page_url(name, self.kwargs, self.shared_id)
 
 
 def state(project) -> tuple:
