@@ -1,15 +1,19 @@
 """The rule builder form: repeated rows of inputs to and from the contract's
 rule JSON. Validation is AlertRuleSerializer's, the same as the API's.
 
-Two things the form does that the API does not: a rate's threshold is typed as
-a percentage (20 means 0.2; the API takes the share), and a destination is one
-"type" select plus one "address" input whose meaning depends on the type."""
+Three things the form does that the API does not: a rate's threshold is typed as
+a percentage (20 means 0.2; the API takes the share), a destination is one
+"type" select plus one "address" input whose meaning depends on the type, and
+an agent, step, source type or model filter may be typed as a prefix, case
+ignored (core.filter_values): the rule stores the one exact value it stands
+for, as the API would have been sent, or the form says why it cannot."""
 
 import re
 
 from alerts.conditions import RATE_METRICS
 from alerts.conditions import RULE_FILTER_KEYS as FILTER_KEYS
 from alerts.models import AlertRule
+from core import filter_values
 
 CONDITION_INPUTS = ("metric", "window", "change", "op", "threshold", *FILTER_KEYS)
 DESTINATION_INPUTS = ("type", "address", "secret")
@@ -64,6 +68,37 @@ def percent_errors(rows: dict) -> dict[str, str]:
             if isinstance(share, float) and not 0 <= share <= 1:
                 errors[f"conditions[{index}].threshold"] = (
                     f"{row['metric']} is a percentage: give 0-100 (you typed {row['threshold']})")
+    return errors
+
+
+# The filters typed against the project's values, and what people call them.
+TEXT_FILTERS = {"agent_id": "agent", "step": "step", "source_type": "source type", "model": "model"}
+
+
+def resolve_filters(rows: dict, known: dict[str, list[str]], rule: AlertRule | None) -> dict[str, str]:
+    """Puts the exact value in place of each typed filter that stands for one;
+    {field: reason} for those that stand for several or none. A value the rule
+    already holds stays, known or not (its agent may have gone quiet), and so
+    does any value while the data names none of its kind (a rule set up first)."""
+    held = {(key, str(value)) for condition in (rule.conditions if rule else [])
+            for key, value in (condition.get("filters") or {}).items()}
+    errors = {}
+    for index, row in enumerate(rows["conditions"]):
+        for key, noun in TEXT_FILTERS.items():
+            typed = row[key]
+            if not typed or (key, typed) in held:
+                continue
+            found = filter_values.resolve(typed, known.get(key, ()))
+            shown = (typed if len(typed) <= 60 else typed[:60] + "…").replace("\x00", "\\x00")
+            if len(found.values) == 1:
+                row[key] = found.values[0]
+            elif found.values:
+                errors[f"conditions[{index}].filters.{key}"] = (
+                    f"“{shown}” could be any of {len(found.values)} {noun}s ({', '.join(found.values[:5])}"
+                    f"{', …' if len(found.values) > 5 else ''}); a rule watches one {noun}: pick one")
+            elif known.get(key):
+                closest = f"; closest: {', '.join(found.closest)}" if found.closest else ""
+                errors[f"conditions[{index}].filters.{key}"] = f"no {noun} in this project's data starts with “{shown}”{closest}"
     return errors
 
 

@@ -63,12 +63,15 @@ def rule_list(request, slug):
 
 def _builder(request, project, rule: AlertRule | None):
     preview = errors = None
+    known = known_values(project)
     if request.method == "POST":
         rows = builder.rows_from_post(request.POST)
+        unresolved = builder.resolve_filters(rows, known, rule)
         data = builder.data_from_rows(rows)
         serializer = AlertRuleSerializer(data=data, partial=rule is not None, context={"project": project})
         valid = serializer.is_valid()
-        errors = {**(flatten_errors(serializer.errors) if not valid else {}), **builder.percent_errors(rows)}
+        errors = {**(flatten_errors(serializer.errors) if not valid else {}), **builder.percent_errors(rows),
+                  **unresolved}
         if not errors and request.POST.get("action") == "preview":
             preview = _preview(project, serializer.validated_data)
         elif not errors:
@@ -85,7 +88,7 @@ def _builder(request, project, rule: AlertRule | None):
         "project": project, "rule": rule, "rows": rows, "errors": errors, "preview": preview,
         "metrics": RULE_METRICS, "ops": list(OPS), "matches": MATCHES, "filter_keys": FILTER_KEYS,
         "blank_condition": builder.BLANK_CONDITION, "blank_destination": builder.BLANK_DESTINATION,
-        "known": known_values(project), "rate_metrics": RATE_METRICS,
+        "known": known, "rate_metrics": RATE_METRICS,
         "destination_types": [t for t in builder.DESTINATION_TYPES if t != "inbox" or settings.WEBHOOK_INBOX],
         "shared_destinations": SharedDestination.objects.filter(project=project),
         "shared_prefix": builder.SHARED_PREFIX, "allow_private": settings.WEBHOOK_ALLOW_PRIVATE,

@@ -16,13 +16,16 @@ from metrics.rollups.values import DEFAULT_ENVIRONMENT
 class Filters:
     """Which nodes a figure counts: the rollup dimensions that are set, the
     node's model when set, and always one environment (the trace's:
-    `production` unless asked, per the contract's "Environments")."""
+    `production` unless asked, per the contract's "Environments"). A text
+    filter is one exact value (the API's, an alert's), or a tuple of two or
+    more values any of which matches (a page's typed prefix, resolved by
+    core.filter_values): metrics.filter_match reads both."""
 
-    agent_id: str = ""
-    step: str = ""
-    source_type: str = ""
+    agent_id: str | tuple[str, ...] = ""
+    step: str | tuple[str, ...] = ""
+    source_type: str | tuple[str, ...] = ""
     round: int | None = None
-    model: str = ""
+    model: str | tuple[str, ...] = ""
     environment: str = DEFAULT_ENVIRONMENT
 
     @property
@@ -34,6 +37,12 @@ class Filters:
         if self.round is not None:
             chosen["round"] = self.round
         return chosen
+
+    @property
+    def several(self) -> set[str]:
+        """The filters that take several values."""
+        values = {"agent_id": self.agent_id, "step": self.step, "source_type": self.source_type, "model": self.model}
+        return {name for name, value in values.items() if isinstance(value, tuple)}
 
     @property
     def in_hour_rollups(self) -> bool:

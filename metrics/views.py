@@ -7,7 +7,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from rest_framework.utils.encoders import JSONEncoder
 
-from metrics import overview_panels
+from metrics import overview_panels, page_filters
 from metrics.dashboards import DASHBOARDS
 from metrics.filter_options import data_extent, filter_options
 from metrics.params import DEFAULT_RANGE, RANGES, ChartParamsSerializer
@@ -39,11 +39,11 @@ def page(name: str):
         project = project_for_user_or_404(request.user, slug)
         serializer = page_params(request, project, DATA_OF[name])
         valid = serializer.is_valid()
-        params = serializer.validated_data if valid else None
+        options = filter_options(project)
+        params, resolved = page_filters.resolve(serializer.validated_data, options) if valid else (None, {})
         data_url = reverse("metrics:data", args=[slug, DATA_OF[name]])
         if request.GET:
             data_url += "?" + request.GET.urlencode()
-        options = filter_options(project)
         return render(request, f"metrics/{name}.html", {
             "project": project,
             "page_title": TITLES[name],
@@ -52,6 +52,7 @@ def page(name: str):
             "form": request.GET,
             "errors": serializer.errors if not valid else {},
             "params": params,
+            "resolved": resolved,
             "ranges": list(RANGES),
             "selected_range": selected_range(request, params),
             "options": {column: [str(v) for v in values] for column, values in options.items()},
@@ -76,7 +77,8 @@ def data(request, slug, name):
     serializer = page_params(request, project, name)
     if not serializer.is_valid():
         return JsonResponse({"error": "invalid request", "fields": serializer.errors}, status=400)
-    return JsonResponse(DASHBOARDS[name](project, serializer.validated_data), encoder=JSONEncoder)
+    params, _ = page_filters.resolve(serializer.validated_data, filter_options(project))
+    return JsonResponse(DASHBOARDS[name](project, params), encoder=JSONEncoder)
 
 
 # Dashboards that compare nothing with a previous period: their default range holds all the data it can.

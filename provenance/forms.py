@@ -5,6 +5,7 @@ from datetime import timedelta
 from django import forms
 from django.utils import timezone
 
+from core import filter_values
 from provenance.costs import MAX_MODELS
 from provenance.dag.reading import TraceFilters
 
@@ -14,10 +15,9 @@ RANGES = {"15m": timedelta(minutes=15), "1h": timedelta(hours=1), "24h": timedel
 class TraceFilterForm(forms.Form):
     q = forms.CharField(required=False, max_length=255, label="Search",
                         widget=forms.TextInput(attrs={"placeholder": "Trace id or product id", "type": "search"}))
-    agent = forms.CharField(required=False, max_length=255, label="Agent",
-                            widget=forms.TextInput(attrs={"list": "known-agents", "placeholder": "Any agent"}))
-    step = forms.CharField(required=False, max_length=255, label="Step",
-                           widget=forms.TextInput(attrs={"list": "known-steps", "placeholder": "Any step"}))
+    # Drawn by templates/filter_value.html, the one filter widget; these say what is accepted.
+    agent = forms.CharField(required=False, max_length=255, label="Agent")
+    step = forms.CharField(required=False, max_length=255, label="Step")
     range = forms.ChoiceField(
         required=False, label="Time range",
         choices=[("", "Any time"), ("15m", "Last 15 minutes"), ("1h", "Last hour"), ("24h", "Last 24 hours"),
@@ -38,16 +38,19 @@ class TraceFilterForm(forms.Form):
             self.add_error("until", "must be later than From")
         return data
 
-    def to_filters(self) -> TraceFilters:
-        """The filters of a valid form; an invalid field is left out, not guessed."""
+    def to_filters(self, known: dict[str, list[str]]) -> TraceFilters:
+        """The filters of a valid form; an invalid field is left out, not guessed.
+        The agent and step typed are resolved against the `known` values
+        ({"agent": [...], "step": [...]}); `resolved` keeps what each became."""
         self.is_valid()
         data = self.cleaned_data  # holds only the fields that validated
+        self.resolved = {name: filter_values.resolve(data.get(name, ""), known.get(name, ())) for name in known}
         since, until = data.get("since"), data.get("until")
         if data.get("range") in RANGES:
             since, until = timezone.now() - RANGES[data["range"]], None
         return TraceFilters(
-            agent_id=data.get("agent", ""),
-            step=data.get("step", ""),
+            agent_id=self.resolved["agent"].filter_value,
+            step=self.resolved["step"].filter_value,
             since=since,
             until=until,
             has_fused=True if data.get("fused") else None,

@@ -6,6 +6,7 @@ raw (metrics.counts.split), as are all hours on other databases."""
 
 from core.dialect import is_postgres
 from metrics.counts.split import split
+from metrics.filter_match import lookups
 from metrics.models import HourEscalation
 from metrics.questions import Filters
 from metrics.rollups.schema import ESCALATION, ESCALATION_NODE_PAIRS, EVERY_DIMENSION, NO_DIMENSIONS
@@ -65,6 +66,6 @@ def orm_count(project, start, end, filters: Filters) -> int:
     escalations = Escalation.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end,
                                             trace__environment=filters.environment)
     if filters.dimensions or filters.model:
-        matching = orm_narrow(Node.objects.filter(project=project, **filters.dimensions), filters).values("product_id")
+        matching = orm_narrow(Node.objects.filter(project=project, **lookups(filters.dimensions)), filters).values("product_id")
         escalations = escalations.filter(product_id__in=matching)
     return escalations.count()

@@ -8,6 +8,7 @@ from collections import defaultdict
 from core.dialect import is_postgres
 from core.numbers import is_finite_number
 from metrics.counts.split import split
+from metrics.filter_match import lookups
 from metrics.models import DayHistogram
 from metrics.questions import Question, bucket_floor
 from metrics.rollups.schema import CONFIDENCE_METRIC, bin_of, bin_sql, histogram_values_sql
@@ -75,7 +76,7 @@ def python_counts(project, question: Question, metric: str | None) -> dict:
     """The portable path (the embedded SQLite default): bins computed here."""
     found: dict = defaultdict(lambda: defaultdict(int))
     nodes = orm_narrow(Node.objects.filter(project=project, timestamp__gte=question.start, timestamp__lt=question.end,
-                                           **question.filters.dimensions), question.filters)
+                                           **lookups(question.filters.dimensions)), question.filters)
     columns = ["timestamp", "confidence", "metrics", *([question.by] if question.by else [])]
     for timestamp, confidence, reported, *value in nodes.values_list(*columns).iterator():
         start = question.bucket_key(bucket_floor(timestamp, question.step) if question.step else None)

@@ -15,6 +15,7 @@ import orjson
 from django.db.models import Q
 
 from core.replica import reading_connection
+from metrics.filter_match import matches
 from metrics.models import ReviewTarget
 from metrics.questions import Filters
 from metrics.rollups.schema import DIMENSIONS, NODE, review_target_sql
@@ -90,7 +91,7 @@ def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Fil
     for target, verdict, confidence, metrics, *dimensions in rows:
         if target is None:
             unscored += 1
-        elif wanted and any(dimensions[index] != value for index, value in wanted):
+        elif wanted and not all(matches(dimensions[index], value) for index, value in wanted):
             continue
         elif confidence is None:
             unscored += 1

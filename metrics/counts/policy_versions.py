@@ -28,6 +28,7 @@ from django.db.models import Count
 
 from core.dialect import is_postgres
 from core.replica import reading_connection
+from metrics.filter_match import lookups
 from metrics.models import PolicyHour, PolicyItemHour
 from metrics.questions import Filters, Question
 from metrics.rollups.schema import (
@@ -232,10 +233,10 @@ def scanned(project, start, end, filters: Filters) -> list[dict]:
     fuses = in_environment(project, Fuse.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end),
                            filters.environment)
     if filters.model:
-        fuses = fuses.filter(product_id__in=Node.objects.filter(project=project, model=filters.model)
+        fuses = fuses.filter(product_id__in=Node.objects.filter(project=project, **lookups({"model": filters.model}))
                              .values("product_id"))
     if filters.dimensions:
-        fuses = fuses.filter(product_id__in=Node.objects.filter(project=project, **filters.dimensions)
+        fuses = fuses.filter(product_id__in=Node.objects.filter(project=project, **lookups(filters.dimensions))
                              .values("product_id"))
     grouped = (fuses.order_by().values("policy_version")
                .annotate(decisions=Count("pk"), nodes=Count("product_id", distinct=True),

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from core.dialect import is_postgres
 from metrics.counts.split import split
+from metrics.filter_match import lookups, value_param, value_sql
 from metrics.models import WHOLE_BIN, DayStat
 from metrics.questions import Filters, bucket_floor
 from metrics.rollups.day_stats import binned_values_sql
@@ -149,7 +150,7 @@ def add_rows(found: dict, rows, key_of) -> None:
 
 def rolled_rows(project, filters, metric, step, by, days, mask: int, binned: bool = True) -> tuple[str, dict]:
     chosen = stat_filters(filters)
-    conditions = "".join(f" AND {column} = %(f_{column})s" for column in chosen)
+    conditions = "".join(f" AND {value_sql(column, f'%(f_{column})s', value)}" for column, value in chosen.items())
     only = " AND metric = ANY(%(metric)s)" if metric is not None else ""
     combined = ", ".join(f"{COMBINE_SQL[name]}({name})" for name in FIGURES)
     # Unbinned, a group's day is its one row of bins added up; binned, its bins without that row.
@@ -160,7 +161,7 @@ def rolled_rows(project, filters, metric, step, by, days, mask: int, binned: boo
            f"GROUP BY 1, 2, 3, 4")
     params = {"project": project.pk, "environment": filters.environment, "day_from": days[0], "day_to": days[1],
               "metric": list(metric) if metric is not None else None,
-              **{f"f_{column}": value for column, value in chosen.items()}}
+              **{f"f_{column}": value_param(value) for column, value in chosen.items()}}
     return sql, params
 
 
@@ -176,8 +177,8 @@ def raw_rows(project, filters, metric, step, by, intervals, extra: str = "TRUE",
         times.append(f"(n.timestamp >= %({name}_from{index})s AND n.timestamp < %({name}_to{index})s)")
     conditions = ""
     for column, value in stat_filters(filters).items():
-        params[f"f_{column}"] = value
-        conditions += f" AND {MODEL_SQL if column == 'model' else 'n.' + column} = %(f_{column})s"
+        params[f"f_{column}"] = value_param(value)
+        conditions += f" AND {value_sql(MODEL_SQL if column == 'model' else 'n.' + column, f'%(f_{column})s', value)}"
     # The environment as the trace list's few other traces (metrics.rollups.values.in_environment_sql).
     environment, environment_params = in_environment_sql("n.trace_id", filters.environment, project.pk)
     for index, value in enumerate(environment_params):
@@ -191,7 +192,7 @@ def raw_rows(project, filters, metric, step, by, intervals, extra: str = "TRUE",
 def python_distributions(project, start, end, filters, metric, step, by, key_of, binned: bool = True) -> dict:
     """The portable path (the embedded SQLite default): values binned here."""
     found: dict = defaultdict(Distribution)
-    nodes = Node.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end, **filters.dimensions)
+    nodes = Node.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end, **lookups(filters.dimensions))
     nodes = orm_narrow(nodes, filters)
     columns = ["timestamp", "confidence", "metrics", *ORM_COLUMNS, *([by] if by and by != "model" else [])]
     for row in nodes.values(*columns).iterator():

@@ -2,6 +2,7 @@
 them: time ranges, filter conditions, series buckets."""
 
 from core.replica import reading_connection
+from metrics.filter_match import value_param, value_sql
 from metrics.rollups.values import in_environment_sql
 
 
@@ -12,9 +13,11 @@ def intervals_sql(column: str, intervals: list[tuple]) -> tuple[str, list]:
 
 
 def filters_sql(dimensions: dict, prefix: str = "") -> tuple[str, list]:
-    """The conjunction of `column = value` for the chosen dimensions (TRUE for none)."""
-    clauses = [f"{prefix}{column} = %s" for column in dimensions]
-    return " AND ".join(clauses) or "TRUE", list(dimensions.values())
+    """The conjunction of `column = value` for the chosen dimensions (TRUE for
+    none); a tuple of values is `column = ANY(values)`."""
+    clauses = [value_sql(f"{prefix}{column}", "%s", value) for column, value in dimensions.items()]
+    return " AND ".join(clauses) or "TRUE", [value_param(value) for value in dimensions.values()]
+
 
 
 def node_filters_sql(project, filters, table: str = "n") -> tuple[str, list]:
@@ -22,7 +25,7 @@ def node_filters_sql(project, filters, table: str = "n") -> tuple[str, list]:
     `table` (raw rows of `project`): the dimensions, the model when set, the environment."""
     sql, params = filters_sql(filters.dimensions, f"{table}.")
     if filters.model:
-        sql, params = f"{sql} AND {table}.model = %s", [*params, filters.model]
+        sql, params = f"{sql} AND {value_sql(f'{table}.model', '%s', filters.model)}", [*params, value_param(filters.model)]
     environment, environment_params = in_environment_sql(f"{table}.trace_id", filters.environment, project.pk)
     return f"{sql} AND {environment}", [*params, *environment_params]
 

@@ -23,6 +23,7 @@ and largest value: less than half a bin from the nearest-rank value (under
 import math
 
 from core.numbers import is_finite_number
+from metrics.filter_match import lookups
 from metrics.rollups.schema import (
     CONFIDENCE_METRIC,
     DIMENSIONS,
@@ -201,7 +202,7 @@ def orm_model(row: dict) -> str:
 def orm_narrow(nodes, filters):
     """`nodes` narrowed to the filters' model and environment."""
     if filters.model:
-        nodes = nodes.filter(model=filters.model)
+        nodes = nodes.filter(**lookups({"model": filters.model}))
     return nodes.filter(same_project("trace"), trace__environment=filters.environment)
 
 

@@ -17,6 +17,7 @@ from itertools import accumulate
 
 from core.replica import reading_connection
 from metrics.catalog import COUNTED
+from metrics.filter_match import matches
 from metrics.rollups.schema import DIMENSIONS, NODE
 from metrics.rollups.sql import intervals_sql
 from metrics.rollups.values import DEFAULT_ENVIRONMENT, in_environment_sql
@@ -27,7 +28,7 @@ from provenance.vocabulary import HIGH_UNCERTAINTY
 # timestamptz, and µs-precise instants stay exact in a double.
 COLUMNS = ("EXTRACT(EPOCH FROM timestamp)::float8", "id", "trace_id", *DIMENSIONS, "confidence",
            *(rule.flag_sql() for rule in COUNTED.values()), HIGH_UNCERTAINTY.flag_sql(threshold="%s"))
-TS, TRACE, CONFIDENCE = 0, 2, 3 + len(DIMENSIONS)
+TS, ID, TRACE, CONFIDENCE = 0, 1, 2, 3 + len(DIMENSIONS)
 DIMENSION_INDEX = {column: 3 + i for i, column in enumerate(DIMENSIONS)}
 AGENT = DIMENSION_INDEX["agent_id"]
 FLAG_INDEX = {name: CONFIDENCE + 1 + i for i, name in enumerate(COUNTED)}
@@ -163,18 +164,28 @@ class RecentRows:
             rows = self.rows
             if dimensions:
                 # Start from the narrowest single-dimension list, then check the others.
-                lists = [self.by_value(column).get(value, []) for column, value in dimensions.items()]
+                lists = [self.rows_of(column, value) for column, value in dimensions.items()]
                 rows = min(lists, key=len)
                 if len(dimensions) > 1:
                     wanted = [(DIMENSION_INDEX[column], value) for column, value in dimensions.items()]
-                    rows = [row for row in rows if all(row[index] == value for index, value in wanted)]
+                    rows = [row for row in rows if all(matches(row[index], value) for index, value in wanted)]
             shared = None
             if not dimensions:
                 shared = lambda: {agent: self.sequence(agent) for agent in self.by_value("agent_id")}  # noqa: E731
             elif list(dimensions) == ["agent_id"]:
-                shared = lambda: {dimensions["agent_id"]: self.sequence(dimensions["agent_id"])}  # noqa: E731
+                agents = dimensions["agent_id"] if isinstance(dimensions["agent_id"], tuple) else (dimensions["agent_id"],)
+                shared = lambda: {agent: self.sequence(agent) for agent in agents}  # noqa: E731
             self._views[key] = RecentView(rows, shared)
         return self._views[key]
+
+    def rows_of(self, column: str, value) -> list[tuple]:
+        """The rows passing one filter value (several values: their rows, back in (timestamp, id) order)."""
+        if not isinstance(value, tuple):
+            return self.by_value(column).get(value, [])
+        if len(value) == 1:
+            return self.by_value(column).get(value[0], [])
+        found = self.by_value(column)
+        return sorted((row for one in value for row in found.get(one, [])), key=lambda row: (row[TS], row[ID]))
 
     def sequence(self, agent: str) -> AgentSequence:
         """All of one agent's recent rows, shared by the views that keep them all."""
@@ -201,7 +212,7 @@ def add_split_by(question, pieces, recent: RecentRows, groups, with_runs: bool) 
         for start, end in piece.recent:
             sequences = defaultdict(list)
             for row in recent.between(start, end):
-                if not all(row[index] == value for index, value in wanted):
+                if not all(matches(row[index], value) for index, value in wanted):
                     continue
                 key = (piece.key, row[by])
                 group = groups[key]

@@ -19,6 +19,7 @@ from typing import ClassVar
 from core.dialect import is_postgres
 from core.replica import reading_connection
 from metrics.catalog import SUMS
+from metrics.filter_match import matches
 from metrics.models import HourRollup, TraceSpan
 from metrics.questions import Question, bucket_floor, buckets
 from metrics.rollups.schema import EVERY_DIMENSION, FUSE, NO_DIMENSIONS, NODE, mask_of
@@ -197,7 +198,7 @@ def traces_also_rolled(project, question, pieces, groups) -> tuple[dict, dict]:
         rows = cursor.fetchall()
     rolled_at = [(piece, [(start.timestamp(), end.timestamp()) for start, end in piece.rolled]) for piece in pieces]
     for row in rows:
-        if not all(row[index] == value for index, value in wanted):
+        if not all(matches(row[index], value) for index, value in wanted):
             continue
         for piece, rolled in rolled_at:
             if any(start <= row[TS] < end for start, end in rolled):

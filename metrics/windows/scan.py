@@ -10,6 +10,7 @@ from django.db.models.functions import RowNumber, Trunc
 
 from core.replica import reading_connection
 from metrics.catalog import COUNTED, Totals
+from metrics.filter_match import lookups
 from metrics.questions import Filters, Question, bucket_floor
 from metrics.rollups.values import orm_narrow
 from provenance.models import Node
@@ -17,7 +18,7 @@ from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
 
 
 def matching_nodes(project, start: datetime, end: datetime, filters: Filters) -> QuerySet:
-    nodes = Node.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end, **filters.dimensions)
+    nodes = Node.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end, **lookups(filters.dimensions))
     return orm_narrow(nodes, filters)
 
 

@@ -6,7 +6,7 @@ are stitched per agent in time order (metrics.windows.fused_runs).
 
 Questions the rollups cannot help (no refresh yet, minute steps, recent
 intervals longer than RECENT_LIMIT, split questions without a rolled hour,
-the SQLite default) go whole to the raw scan (metrics.windows.scan), which is
+distinct traces under a filter of several values, the SQLite default) go whole to the raw scan (metrics.windows.scan), which is
 also the reference the rollups must equal.
 """
 
@@ -68,6 +68,12 @@ def rollups_may_help(question: Question) -> bool:
     rows, which only pays when rolled hours spare most of the rows: without a
     whole hour in a bucket (a 15-minute window per agent), SQL groups them faster."""
     if question.step == "minute" or not question.filters.in_hour_rollups:
+        return False
+    several = question.filters.several
+    if several and (question.needs_traces or (question.needs_runs and several - {"agent_id"})):
+        # A trace with nodes of two of the values is in two rollup rows of one hour, and the trace
+        # spans correct only across hours; an agent's hour split over two steps cannot be stitched
+        # into one run: such distinct traces and fused runs are counted raw.
         return False
     return not question.by or any(piece.rolled for piece in cut(question, Coverage.NOTHING_DIRTY))
 

@@ -18,8 +18,9 @@ from tenancy.models import Project
 
 @dataclass
 class TraceFilters:
-    agent_id: str = ""
-    step: str = ""
+    # One exact value, or (the pages' resolved prefix) a tuple of values any of which a node may have.
+    agent_id: str | tuple[str, ...] = ""
+    step: str | tuple[str, ...] = ""
     since: datetime | None = None
     until: datetime | None = None
     has_fused: bool | None = None
@@ -35,10 +36,11 @@ def traces(project: Project, filters: TraceFilters) -> QuerySet:
     if filters.environment:
         qs = qs.filter(environment=filters.environment)
     nodes = Node.objects.filter(trace=OuterRef("pk"))
-    if filters.agent_id:
-        qs = qs.filter(Exists(nodes.filter(agent_id=filters.agent_id)))
-    if filters.step:
-        qs = qs.filter(Exists(nodes.filter(step=filters.step)))
+    for column in ("agent_id", "step"):
+        wanted = getattr(filters, column)
+        if wanted:
+            lookup = f"{column}__in" if isinstance(wanted, tuple) else column
+            qs = qs.filter(Exists(nodes.filter(**{lookup: wanted})))
     if filters.since:
         qs = qs.filter(ended_at__gte=filters.since)
     if filters.until:

@@ -38,9 +38,10 @@ def home(request):
 def trace_list(request, slug):
     project = project_for_user_or_404(request.user, slug)
     form = TraceFilterForm(request.GET)
-    page = Paginator(reading.traces(project, form.to_filters()), PAGE_SIZE).get_page(request.GET.get("page"))
-    traces = pages.list_page(list(page.object_list))
     agents, steps = reads.recent_agents_and_steps(project)
+    filters = form.to_filters({"agent": agents, "step": steps})
+    page = Paginator(reading.traces(project, filters), PAGE_SIZE).get_page(request.GET.get("page"))
+    traces = pages.list_page(list(page.object_list))
     return render(
         request,
         "provenance/trace_list.html",

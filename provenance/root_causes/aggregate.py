@@ -40,10 +40,11 @@ class Answers:
     start: datetime
     end: datetime
     kind: str = "incorrect"
-    agent_id: str = ""
+    # One exact value (the API's), or a tuple of values (the page's typed prefix, resolved) any of which is kept.
+    agent_id: str | tuple[str, ...] = ""
     policy_version: int | None = None
     environment: str = DEFAULT_ENVIRONMENT
-    model: str = ""
+    model: str | tuple[str, ...] = ""
 
     def __post_init__(self):
         if self.kind not in ANSWER_KINDS:
@@ -55,10 +56,9 @@ class Answers:
 
     def where(self, answer_agent: str = "agent_id", answer_model: str = "model") -> Q:
         q = Q(timestamp__gte=self.start, timestamp__lt=self.end, environment=self.environment, **{self.kind: True})
-        if self.agent_id:
-            q &= Q(**{answer_agent: self.agent_id})
-        if self.model:
-            q &= Q(**{answer_model: self.model})
+        for column, wanted in ((answer_agent, self.agent_id), (answer_model, self.model)):
+            if wanted:
+                q &= Q(**{f"{column}__in" if isinstance(wanted, tuple) else column: wanted})
         if self.policy_version is not None:
             q &= Q(policy_version=self.policy_version)
         return q
@@ -112,6 +112,13 @@ def causes(project: Project, answers: Answers) -> dict:
         group["examples"].append(trace_key)
     ranked = sorted(groups.values(), key=lambda g: (-g["count"], g["agent_id"], g["step"], g["reason"]))
     return {"answers": totals["answers"], "unexplained": totals["unexplained"], "causes": ranked}
+
+
+def answer_values(project: Project, answers: Answers) -> dict[str, list[str]]:
+    """The answering agents and models of the window's answers (any kind): what the page's filters offer."""
+    rows = FinalAnswer.objects.filter(project=project, timestamp__gte=answers.start, timestamp__lt=answers.end,
+                                      environment=answers.environment).order_by()
+    return {column: sorted(set(rows.values_list(column, flat=True).distinct()) - {""}) for column in ("agent_id", "model")}
 
 
 def share_matching(project: Project, answers: Answers, agent_id: str = "", step: str = "") -> float:

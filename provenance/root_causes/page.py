@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.utils import timezone
 
+from core import filter_values
 from core.params import whole_number
 from provenance.ingest.validation import ENVIRONMENT, EventError, parse_timestamp
 from provenance.models import DEFAULT_ENVIRONMENT
@@ -37,6 +38,16 @@ class Choices:
     before: int | None = None
     after: int | None = None
     errors: dict = field(default_factory=dict)
+    known: dict = field(default_factory=dict)  # {"agent_id": [...], "model": [...]} the filters offer
+    resolved: dict = field(default_factory=dict)  # what each typed filter became (core.filter_values)
+
+
+def resolved(project, chosen: Choices) -> Choices:
+    """The answering agent and model as typed, resolved against the window's answers' values."""
+    known = aggregate.answer_values(project, chosen.answers)
+    found = {name: filter_values.resolve(getattr(chosen.answers, name), known[name]) for name in known}
+    answers = replace(chosen.answers, **{name: value.filter_value for name, value in found.items()})
+    return replace(chosen, answers=answers, known=known, resolved=found)
 
 
 def _version(params, name: str, errors: dict) -> int | None:
@@ -79,9 +90,12 @@ def choices(params, now: datetime | None = None) -> Choices:
     environment = params.get("environment", "") or DEFAULT_ENVIRONMENT
     if not ENVIRONMENT.fullmatch(environment):
         errors["environment"] = "1-50 letters, digits, - or _"
-    model = params.get("model", "")
+    model = params.get("model", "").strip()
     if len(model) > 255:
         errors["model"] = "at most 255 characters"
+    agent_id = params.get("agent_id", "").strip()
+    if len(agent_id) > 255:
+        errors["agent_id"] = "at most 255 characters"
     compare = params.get("compare", "")
     if compare not in ("", "previous", "policy"):
         errors["compare"] = "previous or policy"
@@ -90,7 +104,7 @@ def choices(params, now: datetime | None = None) -> Choices:
         errors["before" if before is None else "after"] = "comparing policy versions needs both before and after"
     if errors:
         return Choices(range=chosen, compare=compare, errors=errors)
-    answers = aggregate.Answers(start, end, kind, params.get("agent_id", ""), policy_version, environment, model)
+    answers = aggregate.Answers(start, end, kind, agent_id, policy_version, environment, model)
     return Choices(answers, chosen, compare, before, after)
 
 

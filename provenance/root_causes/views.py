@@ -15,5 +15,6 @@ def why_answers_go_wrong(request, slug):
                "params": request.GET}
     if chosen.errors:
         return render(request, "provenance/root_causes.html", context, status=400)
+    chosen = context["chosen"] = page.resolved(project, chosen)
     context.update(page.build(project, chosen))
     return render(request, "provenance/root_causes.html", context)

@@ -62,7 +62,7 @@ def test_overview_shows_headline_figures_and_filters_apply(live_server, page, me
     assert " in the check of 2026-12-01 03:04 UTC" in page.locator("#health p").text_content()
     nodes = page.locator("[data-metric=node_count] .value").text_content()
     assert int(nodes.replace(",", "")) > 0
-    page.select_option("select[name=agent_id]", "retriever")
+    page.fill("input[name=agent_id]", "retriever")
     page.get_by_role("button", name="Apply").click()
     page.wait_for_selector("#metrics-root[data-state=ready]")
     assert "agent_id=retriever" in page.url
@@ -70,7 +70,7 @@ def test_overview_shows_headline_figures_and_filters_apply(live_server, page, me
     assert 0 < int(filtered.replace(",", "")) < int(nodes.replace(",", ""))
     page.get_by_role("link", name="Drift").click()
     page.wait_for_selector("#metrics-root[data-state=ready]")
-    assert page.locator("select[name=agent_id]").input_value() == "retriever"
+    assert page.locator("input[name=agent_id]").input_value() == "retriever"
 
 
 def test_a_bimodal_distribution_is_flagged(live_server, page, member, project):
