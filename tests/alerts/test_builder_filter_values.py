@@ -49,9 +49,16 @@ def test_an_unknown_value_is_refused_naming_the_closest(member, project, agents)
     assert not AlertRule.objects.exists()
 
 
-@pytest.mark.parametrize("typed", ["a\x00b", "x" * 10_000, "重試🙂"])
+@pytest.mark.parametrize("typed", ["x" * 10_000, "重試🙂"])
 def test_hostile_filter_values_are_form_errors(member, project, agents, typed):
     response = post(member, typed)
     assert response.status_code == 200
     assert 'class="form-errors"' in response.content.decode()
+    assert not AlertRule.objects.exists()
+
+
+def test_a_nul_in_a_filter_value_is_refused_before_the_form(member, project, agents):
+    # One guard refuses NUL in every page form (denoise_dashboard/nul_guard.py), so the builder never sees it.
+    response = post(member, "a\x00b")
+    assert response.status_code == 400
     assert not AlertRule.objects.exists()
