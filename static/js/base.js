@@ -105,7 +105,8 @@
     // metric named `<a href>` in an axis title would be a link.
     Object.keys(merged).forEach(function (key) {
       if (!/^[xy]axis\d*$/.test(key)) return;
-      const axis = Object.assign({automargin: true}, merged[key]);
+      // A gap under the x tick labels keeps the first of them off the lowest y tick label at the corner.
+      const axis = Object.assign({automargin: true}, key.charAt(0) === "x" ? {ticklabelstandoff: 8} : {}, merged[key]);
       axis.title = safeTitle(axis.title);
       if (Array.isArray(axis.ticktext)) axis.ticktext = escapeValues(axis.ticktext);
       merged[key] = axis;
@@ -119,7 +120,7 @@
         return typeof note.text === "string" ? Object.assign({}, note, {text: chartText(note.text)}) : note;
       });
     }
-    if (!merged.xaxis) merged.xaxis = {automargin: true};
+    if (!merged.xaxis) merged.xaxis = {automargin: true, ticklabelstandoff: 8};
     if (!merged.yaxis) merged.yaxis = {automargin: true};
     return window.DenoiseTicks.withNiceTicks(merged, traces);
   }

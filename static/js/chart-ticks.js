@@ -39,7 +39,7 @@
   function extents(traces, barmode) {
     const found = {};
     function note(name, values, bars) {
-      const axis = found[name] || (found[name] = { values: [], bars: false, strings: false });
+      const axis = found[name] || (found[name] = { values: [], bars: false, strings: false, barPlaces: 0 });
       if (Array.isArray(values) && values.some(function (v) { return typeof v === "string"; })) axis.strings = true;
       numbers(values).forEach(function (v) { axis.values.push(v); });
       axis.bars = axis.bars || bars;
@@ -55,6 +55,7 @@
       }
       const bar = trace.type === "bar";
       note(axisName(trace, across), trace[across], false);
+      if (bar) found[axisName(trace, across)].barPlaces += numbers(trace[across]).length;
       if (bar && trace.width && Array.isArray(trace[across])) {
         note(axisName(trace, across), numbers(trace[across]).map(function (v) { return v + trace.width / 2; }), false);
         note(axisName(trace, across), numbers(trace[across]).map(function (v) { return v - trace.width / 2; }), false);
@@ -85,6 +86,8 @@
   function ticksFor(name, axis, held) {
     if (axis.tickvals || axis.dtick || ["category", "multicategory", "date", "log"].indexOf(axis.type) >= 0) return {};
     if (held && held.strings) return {};
+    // One bar: a linear step over its width alone puts labels at its edges; Plotly centres one under it.
+    if (held && held.barPlaces === 1) return {};
     let low, high;
     const values = held ? held.values : [];
     if (Array.isArray(axis.range) && axis.autorange !== true) {

@@ -250,9 +250,6 @@ def test_every_page_loads_clean_with_no_clipped_text_nor_overlapping_dag_labels(
     assert found == {}, said(found)
 
 
-@pytest.mark.xfail(reason="chart tick labels meet at the axes' corner (the first x tick over the lowest y "
-                          "tick): the charts' tick and legend layout is being reworked on branch charts",
-                   strict=False)
 def test_no_chart_has_overlapping_labels(site):
     found = {page.path: page.chart_overlaps for page in site.full_checks() if page.chart_overlaps}
     assert found == {}, said(found)
