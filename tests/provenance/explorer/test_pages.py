@@ -227,3 +227,12 @@ def test_project_switcher_offers_the_same_page_in_each_project(member, member_us
     assert 'value="/p/globex/bad-answers/"' in html
     html = member.get("/").content.decode()
     assert "/p/globex/traces/" in html and "/p/acme/traces/" in html
+
+
+def test_bad_answers_query_count_does_not_grow_with_the_page(member, ingest, django_assert_max_num_queries):
+    ingest(*bad_answer_trace("t1"))
+    with django_assert_max_num_queries(10):
+        member.get("/p/acme/bad-answers/")
+    ingest(*[event for i in range(2, 30) for event in bad_answer_trace(f"t{i}", prefix=f"{i}-")])
+    with django_assert_max_num_queries(10):
+        assert member.get("/p/acme/bad-answers/").content.decode().count("data-trace-id=") == 29
