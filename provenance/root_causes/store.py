@@ -64,17 +64,23 @@ def final_answers(trace_pks: list[int], threshold: float) -> list[Answer]:
     clause, params = in_list(sorted(trace_pks))
     with bound_cursor() as cursor:
         cursor.execute(
+            # The answer's node is looked up per trace first (MATERIALIZED):
+            # joined on the expression, PostgreSQL's planner evaluated it per
+            # node row, seconds per batch once the table grew.
             f"""
+            WITH answer_of AS MATERIALIZED (
+                SELECT t.id AS trace_pk, {final_answer_sql("t.id", "t.project_id")} AS node_pk
+                FROM {TRACE} t
+                WHERE t.id {clause} AND (
+                    {UNCERTAIN_TRACE.sql('t', threshold='%s')}
+                    OR EXISTS (SELECT 1 FROM {REVIEW} r WHERE r.trace_id = t.id AND r.verdict = '{ReviewVerdict.INCORRECT}')
+                    OR EXISTS (SELECT 1 FROM {NODE} f WHERE f.trace_id = t.id AND {FUSED.sql('f')})))
             SELECT t.id, t.trace_id, n.id, n.product_id, n.agent_id, n.step, n.timestamp, n.confidence, n.fuse_state,
                    (SELECT r.verdict FROM {REVIEW} r WHERE r.trace_id = t.id
                         AND (r.product_id = '' OR r.product_id = n.product_id)
                     ORDER BY r.timestamp DESC, r.id DESC LIMIT 1),
                    t.environment, n.model
-            FROM {TRACE} t JOIN {NODE} n ON n.id = {final_answer_sql("t.id", "t.project_id")}
-            WHERE t.id {clause} AND (
-                {UNCERTAIN_TRACE.sql('t', threshold='%s')}
-                OR EXISTS (SELECT 1 FROM {REVIEW} r WHERE r.trace_id = t.id AND r.verdict = '{ReviewVerdict.INCORRECT}')
-                OR EXISTS (SELECT 1 FROM {NODE} f WHERE f.trace_id = t.id AND {FUSED.sql('f')}))
+            FROM answer_of a JOIN {TRACE} t ON t.id = a.trace_pk JOIN {NODE} n ON n.id = a.node_pk
             """,
             [*params, threshold],
         )
