@@ -237,7 +237,8 @@ def reads(args, project, key: str) -> None:
             print(f"{label:50} {ms:9.1f}  {verdict(ms < 1000)}")
         now = timezone.now()
         for name, filters in summary_cases():
-            ms = timed_ms(lambda n=name, f=filters: summary(project, n, now - timedelta(days=days), now, f), args.runs)
+            window = (now - timedelta(days=days), now)
+            ms = timed_ms(lambda n=name, f=filters, w=window: summary(project, n, *w, f), args.runs)
             chosen = ", ".join(f"{k}={v}" for k, v in vars(filters).items() if v and k != "environment")
             label = f"metrics/summary {name}{' (' + chosen + ')' if chosen else ''}, {days}d"
             print(f"{label:50} {ms:9.1f}  {verdict(ms < 1000)}")
