@@ -5,15 +5,26 @@ then every read, job and operation that has a goal, timed on that data.
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/scale.py --nodes 200000   # ~6 min
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/scale.py                  # 10M, see below
 
-The full size (the default, 10,000,000 nodes) is a long run for a quiet
-machine: extrapolated from a 200,000-node run on a 2-core machine it takes
-about 6-8 hours (ingest at ~1,000 nodes/s through the API is ~3 h, the COPY
-baseline of the same rows ~1 h, the rollups, health check, pg_dump/pg_restore
-and retention job the rest) and needs roughly 60 GB free on the database's
-disk at the peak (the node and edge tables, their COPY twins, and the restored
-copy of the dump; ~2.4 kB per node). `--no-copy` halves the table bytes and
-skips the baseline. Run it alone on the machine, and `--keep` only when the
-disk can hold the scratch database afterwards.
+The full size is the default (10,000,000 nodes):
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/x nohup .venv/bin/python bench/scale.py > scale.log 2>&1 &
+
+Run it alone on the machine. Extrapolated from a 200,000-node run on a
+2-core machine (2026-12-04; it was stopped before the alert tick):
+- ingest through the API: the first slice ran at ~7,600 nodes/s and the last
+  at ~1,700, and the time per node grew about linearly with the table (+2.5 us
+  per node per 1,000 nodes stored). If that holds, 10M takes ~35 hours and
+  its last slice runs at ~40 nodes/s; were the rate flat it would be ~25 min.
+  The COPY baseline (~28,000 nodes/s, flat) adds ~6 min, generating the
+  events ~11 min.
+- rollups built from nothing: 140 s at 200,000, so ~2 h at 10M if linear;
+  then the reads, the alert tick, the health check, pg_dump/pg_restore and
+  the retention job (each timed and reported; their 10M cost is unmeasured).
+- disk: the database was 1,539 bytes per node (~15 GB at 10M) and the COPY
+  twins 1,235 (~12 GB, dropped after the ingest), so ~30 GB at the ingest's
+  peak plus WAL; later the dump and its restored copy (~15 GB more). Have
+  ~50 GB free. `--no-copy` skips the baseline and the twins' ~12 GB;
+  `--keep` keeps the scratch database (~15 GB) afterwards.
 
 1. Starts `manage.py serve --workers 2` on a scratch database of its own
    (`denoise_bench_scale_<pid>_<random>`, dropped at the end unless --keep)
@@ -120,19 +131,34 @@ def load_events(first: int, count: int, total: int, start, span: timedelta) -> l
         position = int(body["product_id"].rsplit("-", 1)[1])
         body["source_type"] = "final_answer" if position == TRACE_SIZE - 1 else SOURCES[position % len(SOURCES)]
         r = rng.random()
-        confidence = (None if r < 0.08 else round(rng.uniform(0.05, 0.3), 3) if r < 0.2
-                      else round(rng.uniform(0.3, 0.5), 3) if r < 0.35 else round(rng.uniform(0.5, 1.0), 3))
+        confidence = (
+            None
+            if r < 0.08
+            else round(rng.uniform(0.05, 0.3), 3)
+            if r < 0.2
+            else round(rng.uniform(0.3, 0.5), 3)
+            if r < 0.35
+            else round(rng.uniform(0.5, 1.0), 3)
+        )
         body["confidence"] = confidence
         if confidence is not None and confidence < 0.5 and rng.random() < 0.7:
             blocked = confidence < 0.3
-            body["fuse"] = {"decision": "block" if blocked else "downweight",
-                            "reason": f"confidence below {0.3 if blocked else 0.5}",
-                            "threshold": 0.3 if blocked else 0.5}
+            body["fuse"] = {
+                "decision": "block" if blocked else "downweight",
+                "reason": f"confidence below {0.3 if blocked else 0.5}",
+                "threshold": 0.3 if blocked else 0.5,
+            }
         out.append(event)
         if position == TRACE_SIZE - 1 and rng.random() < 0.2:
             answer_ok = rng.random() < (confidence if confidence is not None else 0.5)
-            out.append({"id": f"rv-{body['trace_id']}", "type": "review", "timestamp": event["timestamp"],
-                        "body": {"trace_id": body["trace_id"], "verdict": "correct" if answer_ok else "incorrect"}})
+            out.append(
+                {
+                    "id": f"rv-{body['trace_id']}",
+                    "type": "review",
+                    "timestamp": event["timestamp"],
+                    "body": {"trace_id": body["trace_id"], "verdict": "correct" if answer_ok else "incorrect"},
+                }
+            )
     return out
 
 
@@ -153,8 +179,10 @@ def ingest(args, db_url: str, key: str) -> None:
     conn = psycopg.connect(db_url, autocommit=True)
     if not args.no_copy:
         create_copy_tables(conn)
-    print(f"ingest: {args.nodes:,} nodes over {args.days} days in batches of {BATCH}, {args.clients} clients, "
-          f"manage.py serve with {args.workers} workers; {args.slices} slices")
+    print(
+        f"ingest: {args.nodes:,} nodes over {args.days} days in batches of {BATCH}, {args.clients} clients, "
+        f"manage.py serve with {args.workers} workers; {args.slices} slices"
+    )
     print(f"{'slice':>5} {'nodes':>12} {'API nodes/s':>12} {'COPY nodes/s':>13} {'API/COPY':>9} {'node+edge MB':>13}")
     rates, api_total, copy_total, generating = [], 0.0, 0.0, 0.0
     for number in range(args.slices):
@@ -169,34 +197,46 @@ def ingest(args, db_url: str, key: str) -> None:
             api_seconds += post_batches(args.port, key, bodies, clients=args.clients)
             if not args.no_copy:
                 copy_seconds += copy_rows(conn, events)
-        size = conn.execute("SELECT pg_total_relation_size('provenance_node') "
-                            "+ pg_total_relation_size('provenance_edge')").fetchone()[0]
+        size = conn.execute(
+            "SELECT pg_total_relation_size('provenance_node') + pg_total_relation_size('provenance_edge')"
+        ).fetchone()[0]
         api_rate = (last - first) / api_seconds
         copy_rate = (last - first) / copy_seconds if copy_seconds else float("nan")
         rates.append(api_rate)
         api_total, copy_total = api_total + api_seconds, copy_total + copy_seconds
-        print(f"{number + 1:5d} {last:12,} {api_rate:12.0f} {copy_rate:13.0f} {api_rate / copy_rate:9.2f} "
-              f"{size / 2**20:13,.0f}", flush=True)
-    print(f"sustained API ingest over the whole load: {args.nodes / api_total:,.0f} nodes/s ({api_total:,.0f} s); "
-          f"COPY {args.nodes / copy_total if copy_total else float('nan'):,.0f} nodes/s ({copy_total:,.0f} s); "
-          f"generating the events {generating:,.0f} s (not timed)")
-    print(f"ingest at the end / at the start: {rates[-1] / rates[0]:.2f} (goal >= 0.80): "
-          f"{verdict(rates[-1] >= 0.8 * rates[0])}")
+        print(
+            f"{number + 1:5d} {last:12,} {api_rate:12.0f} {copy_rate:13.0f} {api_rate / copy_rate:9.2f} "
+            f"{size / 2**20:13,.0f}",
+            flush=True,
+        )
+    print(
+        f"sustained API ingest over the whole load: {args.nodes / api_total:,.0f} nodes/s ({api_total:,.0f} s); "
+        f"COPY {args.nodes / copy_total if copy_total else float('nan'):,.0f} nodes/s ({copy_total:,.0f} s); "
+        f"generating the events {generating:,.0f} s (not timed)"
+    )
+    print(
+        f"ingest at the end / at the start: {rates[-1] / rates[0]:.2f} (goal >= 0.80): "
+        f"{verdict(rates[-1] >= 0.8 * rates[0])}"
+    )
     copies = 0
     if not args.no_copy:
-        copies = conn.execute("SELECT pg_total_relation_size('bench_copy_node') "
-                              "+ pg_total_relation_size('bench_copy_edge')").fetchone()[0]
+        copies = conn.execute(
+            "SELECT pg_total_relation_size('bench_copy_node') + pg_total_relation_size('bench_copy_edge')"
+        ).fetchone()[0]
     conn.execute("VACUUM ANALYZE")
     database, node, edge = conn.execute(
         "SELECT pg_database_size(current_database()), pg_total_relation_size('provenance_node'), "
-        "pg_total_relation_size('provenance_edge')").fetchone()
+        "pg_total_relation_size('provenance_edge')"
+    ).fetchone()
     if not args.no_copy:
         drop_copy_tables(conn)
     conn.close()
     database -= copies
-    print(f"database: {database / 2**30:.2f} GB, {database / args.nodes:,.0f} bytes per node (node table "
-          f"{node / args.nodes:,.0f}, edge table {edge / args.nodes:,.0f}; COPY twins of {copies / 2**30:.2f} GB "
-          f"not counted)")
+    print(
+        f"database: {database / 2**30:.2f} GB, {database / args.nodes:,.0f} bytes per node (node table "
+        f"{node / args.nodes:,.0f}, edge table {edge / args.nodes:,.0f}; COPY twins of {copies / 2**30:.2f} GB "
+        f"not counted)"
+    )
 
 
 def timed_ms(fn, runs: int) -> float:
@@ -224,6 +264,7 @@ def reads(args, project, key: str) -> None:
 
     print(f"\n{'chart / summary (median of ' + str(args.runs) + ')':50} {'ms':>9}  goal < 1000 ms")
     for days in (30, 90):
+
         def params(range=f"{days}d", **query):  # noqa: A002 (the query parameter's name)
             serializer = ChartParamsSerializer(data={"range": range, **query})
             serializer.is_valid(raise_exception=True)
@@ -295,8 +336,10 @@ def alert_tick(args, project) -> None:
         evaluation.tick(now + timedelta(minutes=minute))
         ticks.append(time.perf_counter() - began)
     worst = max(ticks)
-    print(f"alert tick, {args.rules} rules: {', '.join(f'{t:.2f}' for t in ticks)} s (slowest {worst:.2f} s)  "
-          f"goal < 2 s  {verdict(worst < 2)}")
+    print(
+        f"alert tick, {args.rules} rules: {', '.join(f'{t:.2f}' for t in ticks)} s (slowest {worst:.2f} s)  "
+        f"goal < 2 s  {verdict(worst < 2)}"
+    )
 
 
 def jobs(args, project, db_url: str) -> None:
@@ -322,8 +365,9 @@ def jobs(args, project, db_url: str) -> None:
             restored = time.perf_counter() - began
         finally:
             drop_database(restore_url)
-        print(f"pg_dump -Fc: {dumped:,.1f} s ({dump.stat().st_size / 2**20:,.0f} MB); "
-              f"pg_restore -j 2: {restored:,.1f} s")
+        print(
+            f"pg_dump -Fc: {dumped:,.1f} s ({dump.stat().st_size / 2**20:,.0f} MB); pg_restore -j 2: {restored:,.1f} s"
+        )
 
     project.full_content_days = 30
     project.save(update_fields=["full_content_days"])
@@ -365,8 +409,10 @@ def main() -> None:
         finally:
             server.terminate()
             server.wait(30)
-        print(f"\npeak RSS (VmHWM): serve {', '.join(f'pid {pid} {mb:,.0f} MB' for pid, mb in serve)}; "
-              f"this client {vm_hwm_mb():,.0f} MB")
+        print(
+            f"\npeak RSS (VmHWM): serve {', '.join(f'pid {pid} {mb:,.0f} MB' for pid, mb in serve)}; "
+            f"this client {vm_hwm_mb():,.0f} MB"
+        )
     total = time.perf_counter() - began
     print(f"whole run: {total / 60:,.1f} min (after the ingest: {after / 60:,.1f} min)")
 
