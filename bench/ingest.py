@@ -44,11 +44,14 @@ PRICES = {"fake-llm-small": {"input_per_mtok": 0.15, "output_per_mtok": 0.6},
           "fake-llm-large": {"input_per_mtok": 2.5, "output_per_mtok": 10.0}}
 
 
-def make_events(count: int, seed: int = 7, prefix: str = "b") -> list[dict]:
-    rng = random.Random(seed)
-    start = datetime(2026, 11, 1, tzinfo=UTC)
+def make_events(count: int, seed: int = 7, prefix: str = "b", first: int = 0, start: datetime | None = None,
+                spacing: timedelta = timedelta(seconds=1)) -> list[dict]:
+    """Nodes `first` to `first + count` of a load of 20-node traces, node i at
+    `start + i * spacing` (bench/scale.py generates its load in pieces)."""
+    rng = random.Random(seed + first)
+    start = start or datetime(2026, 11, 1, tzinfo=UTC)
     events = []
-    for i in range(count):
+    for i in range(first, first + count):
         trace, position = divmod(i, TRACE_SIZE)
         product = f"{prefix}-{trace}-{position}"
         parents = (
@@ -60,14 +63,14 @@ def make_events(count: int, seed: int = 7, prefix: str = "b") -> list[dict]:
             {
                 "id": f"ev-{product}",
                 "type": "node",
-                "timestamp": (start + timedelta(seconds=i)).isoformat(),
+                "timestamp": (start + i * spacing).isoformat(),
                 "body": {
                     "trace_id": f"{prefix}-trace-{trace}",
                     "product_id": product,
                     "agent_id": f"agent_{position % 6}",
                     "step": ("intent", "entity_extraction", "retrieval", "reasoning", "verification", "summary")[position % 6],
                     "source_type": "reasoning",
-                    "content": "".join(rng.choice("abcdefghij klmnop") for _ in range(300)),
+                    "content": "".join(rng.choices("abcdefghij klmnop", k=300)),
                     "confidence": round(rng.random(), 3),
                     "parent_ids": parents,
                     "round": 1 + position // 10,
@@ -147,49 +150,65 @@ def copy_baseline(db_url: str, events: list[dict]) -> float:
     batch: the floor any ingest path stands on."""
     import psycopg
 
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        create_copy_tables(conn)
+        elapsed = copy_rows(conn, events)
+        drop_copy_tables(conn)
+    return elapsed
+
+
+def create_copy_tables(conn) -> None:
+    for table in ("node", "edge"):
+        conn.execute(f"DROP TABLE IF EXISTS bench_copy_{table}")
+        conn.execute(f"CREATE TABLE bench_copy_{table} (LIKE provenance_{table} INCLUDING ALL)")
+
+
+def drop_copy_tables(conn) -> None:
+    for table in ("node", "edge"):
+        conn.execute(f"DROP TABLE IF EXISTS bench_copy_{table}")
+
+
+def copy_rows(conn, events: list[dict]) -> float:
+    """COPYs `events`' node and edge rows into the bench_copy tables, a COPY per
+    table per batch; returns the seconds the COPYs took (building rows apart)."""
     from provenance.ingest.write import NODE_COLUMNS
 
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        for table in ("node", "edge"):
-            conn.execute(f"DROP TABLE IF EXISTS bench_copy_{table}")
-            conn.execute(f"CREATE TABLE bench_copy_{table} (LIKE provenance_{table} INCLUDING ALL)")
-        project_id = conn.execute("SELECT id FROM provenance_project LIMIT 1").fetchone()[0]
-        trace_id = conn.execute("SELECT id FROM provenance_trace LIMIT 1").fetchone()[0]
-        now = datetime.now(UTC)
-        nodes, edges = [], []
-        for e in events:
-            b = e["body"]
-            product = "c" + b["product_id"]
-            values = {
-                "project_id": project_id, "trace_id": trace_id, "product_id": product, "event_id": e["id"],
-                "agent_id": b["agent_id"], "step": b["step"], "source_type": b["source_type"],
-                "content": b["content"], "raw_input": "", "confidence": b["confidence"],
-                "confidence_raw": b["confidence"], "confidence_scale": 1.0, "round": b["round"], "is_error": False,
-                "fuse_state": 0, "metrics": json.dumps(b["metrics"]), "metadata": json.dumps(b["metadata"]),
-                "timestamp": e["timestamp"], "received_at": now, "retry_of": "", "attempt": None,
-                "duration_ms": b["duration_ms"], "model": b["model"], "input_tokens": b["usage"]["input_tokens"],
-                "output_tokens": b["usage"]["output_tokens"], "cost_usd": None,
-            }
-            nodes.append(tuple(values[c] for c in NODE_COLUMNS))
-            edges.append([(project_id, trace_id, product, "c" + parent, position)
-                          for position, parent in enumerate(b["parent_ids"])])
-        node_columns = ", ".join(NODE_COLUMNS)
-        edge_columns = "project_id, trace_id, child_product_id, parent_product_id, position"
-        started = time.perf_counter()
-        with conn.cursor() as cur:
-            for i in range(0, len(nodes), BATCH):
-                with conn.transaction():
-                    with cur.copy(f"COPY bench_copy_node ({node_columns}) FROM STDIN") as copy:
-                        for row in nodes[i : i + BATCH]:
+    project_id = conn.execute("SELECT id FROM provenance_project LIMIT 1").fetchone()[0]
+    trace_id = conn.execute("SELECT id FROM provenance_trace LIMIT 1").fetchone()[0]
+    now = datetime.now(UTC)
+    nodes, edges = [], []
+    for e in events:
+        if e["type"] != "node":
+            continue
+        b = e["body"]
+        product = "c" + b["product_id"]
+        values = {
+            "project_id": project_id, "trace_id": trace_id, "product_id": product, "event_id": e["id"],
+            "agent_id": b["agent_id"], "step": b["step"], "source_type": b["source_type"],
+            "content": b["content"], "raw_input": "", "confidence": b["confidence"],
+            "confidence_raw": b["confidence"], "confidence_scale": 1.0, "round": b["round"], "is_error": False,
+            "fuse_state": 0, "metrics": json.dumps(b["metrics"]), "metadata": json.dumps(b["metadata"]),
+            "timestamp": e["timestamp"], "received_at": now, "retry_of": "", "attempt": None,
+            "duration_ms": b["duration_ms"], "model": b["model"], "input_tokens": b["usage"]["input_tokens"],
+            "output_tokens": b["usage"]["output_tokens"], "cost_usd": None,
+        }
+        nodes.append(tuple(values[c] for c in NODE_COLUMNS))
+        edges.append([(project_id, trace_id, product, "c" + parent, position)
+                      for position, parent in enumerate(b["parent_ids"])])
+    node_columns = ", ".join(NODE_COLUMNS)
+    edge_columns = "project_id, trace_id, child_product_id, parent_product_id, position"
+    started = time.perf_counter()
+    with conn.cursor() as cur:
+        for i in range(0, len(nodes), BATCH):
+            with conn.transaction():
+                with cur.copy(f"COPY bench_copy_node ({node_columns}) FROM STDIN") as copy:
+                    for row in nodes[i : i + BATCH]:
+                        copy.write_row(row)
+                with cur.copy(f"COPY bench_copy_edge ({edge_columns}) FROM STDIN") as copy:
+                    for batch_edges in edges[i : i + BATCH]:
+                        for row in batch_edges:
                             copy.write_row(row)
-                    with cur.copy(f"COPY bench_copy_edge ({edge_columns}) FROM STDIN") as copy:
-                        for batch_edges in edges[i : i + BATCH]:
-                            for row in batch_edges:
-                                copy.write_row(row)
-        elapsed = time.perf_counter() - started
-        for table in ("node", "edge"):
-            conn.execute(f"DROP TABLE bench_copy_{table}")
-    return elapsed
+    return time.perf_counter() - started
 
 
 def read_latencies(port: int, key: str, trace_id: str, final: str, root: str, runs: int = 25) -> dict[str, float]:

@@ -180,6 +180,35 @@ def generate(project_id: int, nodes: int, days: int = 30, seed: float = 0.42) ->
         cursor.execute("ANALYZE")
 
 
+def chart_cases(params) -> list[tuple]:
+    """(name, build, chart params) of every chart; `params(**query)` makes the
+    params of a 30-day range unless the query names another."""
+    from metrics.dashboards import calibration, cost, distributions, drift, fuses, overview
+
+    return [
+        ("overview", overview.build, params()),
+        ("overview, agent filter", overview.build, params(agent_id="retrieval_agent_v1")),
+        ("fuse rates", fuses.build, params()),
+        ("fuse rates, step filter", fuses.build, params(step="retrieval")),
+        ("uncertainty distributions", distributions.build, params()),
+        ("drift (confidence), 7d", drift.build, params(range="7d")),
+        ("drift (confidence), 7d in day buckets", drift.build, params(range="7d", resolution="day")),
+        ("drift (semantic_entropy), reasoning", drift.build, params(metric="semantic_entropy", step="reasoning")),
+        ("calibration", calibration.build, params()),
+        ("cost & latency (by agent)", cost.build, params()),
+        ("cost & latency, by model", cost.build, params(by="model")),
+    ]
+
+
+def summary_cases() -> list[tuple]:
+    """(metric name, Filters) of every summary the bench times."""
+    from metrics.values import Filters
+
+    return [("confidence", Filters()), ("duration_ms", Filters()), ("cost_usd", Filters()),
+            ("tokens", Filters()), ("semantic_entropy", Filters()),
+            ("duration_ms", Filters(step="reasoning")), ("cost_usd", Filters(model="gpt-4o"))]
+
+
 def timed(fn, runs: int) -> float:
     """Median wall time of `runs` calls, in milliseconds."""
     times = []
@@ -230,7 +259,6 @@ def main() -> None:
         from django.utils import timezone
 
         from metrics.counts import summaries
-        from metrics.dashboards import calibration, cost, distributions, drift, fuses, overview
         from metrics.params import ChartParamsSerializer
         from metrics.rollups.refresh import refresh_rollups
         from metrics.rollups.values import stored_metric
@@ -253,19 +281,7 @@ def main() -> None:
             serializer.is_valid(raise_exception=True)
             return serializer.validated_data
 
-        charts = [
-            ("overview", overview.build, params()),
-            ("overview, agent filter", overview.build, params(agent_id="retrieval_agent_v1")),
-            ("fuse rates", fuses.build, params()),
-            ("fuse rates, step filter", fuses.build, params(step="retrieval")),
-            ("uncertainty distributions", distributions.build, params()),
-            ("drift (confidence), 7d", drift.build, params(range="7d")),
-            ("drift (confidence), 7d in day buckets", drift.build, params(range="7d", resolution="day")),
-            ("drift (semantic_entropy), reasoning", drift.build, params(metric="semantic_entropy", step="reasoning")),
-            ("calibration", calibration.build, params()),
-            ("cost & latency (by agent)", cost.build, params()),
-            ("cost & latency, by model", cost.build, params(by="model")),
-        ]
+        charts = chart_cases(params)
         print(f"\n{'chart (last 30 days unless noted)':42} {'rollups ms':>11} {'raw ms':>9} {'raw/rollup':>11}")
         slowest = 0.0
         for name, build, chart_params in charts:
@@ -278,9 +294,7 @@ def main() -> None:
         now = timezone.now()
         print(f"\n{'GET /api/v1/metrics/summary, last 30 days':42} {'rollups ms':>11} {'raw ms':>9} {'raw/rollup':>11}")
         slowest, window = 0.0, (now - timedelta(days=30), now)
-        for name, filters in [("confidence", Filters()), ("duration_ms", Filters()), ("cost_usd", Filters()),
-                              ("tokens", Filters()), ("semantic_entropy", Filters()),
-                              ("duration_ms", Filters(step="reasoning")), ("cost_usd", Filters(model="gpt-4o"))]:
+        for name, filters in summary_cases():
             with_rollups = timed(lambda n=name, f=filters: summary(project, n, *window, f), args.runs)
             raw = timed(lambda n=name, f=filters: summaries.distributions(project, *window, f, stored_metric(n),
                                                                           use_rollups=False), max(1, args.runs // 2))
