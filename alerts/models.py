@@ -83,6 +83,7 @@ class Destination(models.Model):
     of its kind (alerts/serializers.py) and read by its transport. A row with
     `shared` set sends through that project-wide destination (kind "shared")."""
 
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
     rule = models.ForeignKey(AlertRule, models.CASCADE, related_name="destinations")
     kind = models.CharField(max_length=32, default="webhook")
     config = models.JSONField(default=dict)
@@ -246,6 +247,7 @@ class DeliveryAttempt(models.Model):
     """Written when an attempt starts and completed when it ends; one cut short
     by a dying worker is marked interrupted when the delivery is tried again."""
 
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
     delivery = models.ForeignKey(Delivery, models.CASCADE, related_name="attempts")
     status = models.CharField(max_length=12, choices=AttemptStatus.choices, default=AttemptStatus.IN_PROGRESS)
     number = models.IntegerField()
