@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from alerts import alert_rules, api_json, api_shapes, shared_destinations, silences
-from alerts.models import AlertEvent, AlertRule, SharedDestination, Silence, destinations_of
+from alerts.models import AlertEvent, AlertRule, SharedDestination, Silence, destinations_of, uses_of
 from alerts.serializers import AlertRuleSerializer, SharedDestinationSerializer, SilenceSerializer
 from core.errors import invalid_body
 from core.openapi import array
@@ -105,7 +105,8 @@ class SharedDestinationListView(AlertApiView):
     @extend_schema(operation_id="destinations_list", summary="List project-wide destinations",
                    responses={200: array(api_shapes.SHARED_DESTINATION)}, tags=["alerts"])
     def get(self, request):
-        found = SharedDestination.objects.filter(project=request.user.project).prefetch_related("uses")
+        found = SharedDestination.objects.filter(project=request.user.project).prefetch_related(
+            uses_of(request.user.project))
         return Response([shared_destinations.as_json(d) for d in found])
 
     @extend_schema(operation_id="destinations_create", summary="Create a project-wide destination",
@@ -121,7 +122,7 @@ class SharedDestinationListView(AlertApiView):
 
 class SharedDestinationDetailView(AlertApiView):
     def destination_or_404(self, destination_id) -> SharedDestination:
-        return get_object_or_404(SharedDestination.objects.prefetch_related("uses"),
+        return get_object_or_404(SharedDestination.objects.prefetch_related(uses_of(self.request.user.project)),
                                  project=self.request.user.project, pk=destination_id)
 
     @extend_schema(operation_id="destinations_retrieve", summary="One project-wide destination",

@@ -62,6 +62,14 @@ def destinations_of(project) -> models.Prefetch:
     return models.Prefetch("destinations", queryset=Destination.objects.filter(project=project).select_related("shared"))
 
 
+def uses_of(project, *related: str) -> models.Prefetch:
+    """Prefetches shared destinations' uses (with `related`, joined within the project) within one project."""
+    found = Destination.objects.filter(project=project)
+    if related:
+        found = found.filter(Q(**{f"{name}__project_id": models.F("project_id") for name in related})).select_related(*related)
+    return models.Prefetch("uses", queryset=found)
+
+
 class SharedDestination(models.Model):
     """A named destination of the whole project (healthchecks' channels): rules
     pick it by name, so changing the on-call address is one edit."""

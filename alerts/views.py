@@ -23,6 +23,7 @@ from alerts.models import (
     SharedDestination,
     Silence,
     destinations_of,
+    uses_of,
 )
 from alerts.serializers import AlertRuleSerializer, SharedDestinationSerializer, SilenceSerializer
 from alerts.tasks import send_after_commit
@@ -253,7 +254,7 @@ def rule_delete(request, slug, rule_id):
 @changes_need(Role.EDITOR)
 def destination_enable(request, slug, rule_id, destination_id):
     _, rule = _rule(request, slug, rule_id)
-    alert_rules.enable_destination(get_object_or_404(Destination, rule=rule, pk=destination_id), request.user)
+    alert_rules.enable_destination(get_object_or_404(Destination, project_id=rule.project_id, rule=rule, pk=destination_id), request.user)
     messages.success(request, "Destination enabled again.")
     return redirect(rule)
 
@@ -298,7 +299,7 @@ def destinations(request, slug):
             messages.success(request, f"Destination {created.name!r} added: rules can pick it now.")
             return redirect("alerts:destinations", project.slug)
         errors = flatten_errors(serializer.errors)
-    found = SharedDestination.objects.filter(project=project).prefetch_related("uses__rule")
+    found = SharedDestination.objects.filter(project=project).prefetch_related(uses_of(project, "rule"))
     return render(request, "alerts/destinations.html", {
         "project": project, "destinations": found, "errors": errors, "typed": typed,
         "destination_types": [t for t in builder.DESTINATION_TYPES if t != "inbox" or settings.WEBHOOK_INBOX],

@@ -296,7 +296,7 @@ def finished_accuracies(project, dataset_name: str, as_of=None, count: int = 2) 
 def case_of_trace(project, trace_id: str) -> dict | None:
     """The evaluation case a trace recorded (the newest result naming it): its
     run, the verdict, the expected and the actual answer; None for any other trace."""
-    result = (Result.objects.filter(same_project("run"), project=project, trace_id=trace_id).select_related("run", "run__dataset")
+    result = (Result.objects.filter(same_project("run", "run__dataset"), project=project, trace_id=trace_id).select_related("run", "run__dataset")
               .order_by("-received_at", "-pk").first())
     if result is None:
         return None
