@@ -34,7 +34,7 @@ def audited(rule: AlertRule, destinations: list[str] | None = None) -> dict:
     """What the audit log keeps of a rule: what a person set (destinations as
     the delivery log names them, so no secret is copied; read unless given)."""
     if destinations is None:
-        destinations = [str(d) for d in rule.destinations.select_related("shared")]
+        destinations = [str(d) for d in rule.destinations_in_project().select_related("shared")]
     return {"name": rule.name, "enabled": rule.enabled, "match": rule.match, "conditions": rule.conditions,
             "for": rule.for_duration, "muted_until": rule.muted_until, "destinations": destinations}
 
@@ -76,19 +76,19 @@ def delete_rule(rule: AlertRule, actor=None) -> None:
 
 def replace_destinations(rule: AlertRule, destinations: list[dict]) -> None:
     """Keeps the rows (and delivery history) of destinations sent again unchanged."""
-    existing = {(d.kind, _key(d.config)): d for d in rule.destinations.all()}
+    existing = {(d.kind, _key(d.config)): d for d in rule.destinations_in_project()}
     keep, new = [], []
     for position, given in enumerate(destinations):
         config = {k: v for k, v in given.items() if k not in ("type", "shared_id")}
         found = existing.pop((given["type"], _key(config)), None)
         if found:
             if found.position != position:
-                Destination.objects.filter(pk=found.pk).update(position=position)
+                Destination.objects.filter(project_id=rule.project_id, pk=found.pk).update(position=position)
             keep.append(found.pk)
         else:
-            new.append(Destination(rule=rule, kind=given["type"], config=config, position=position,
+            new.append(Destination(project_id=rule.project_id, rule=rule, kind=given["type"], config=config, position=position,
                                    shared_id=given.get("shared_id")))
-    Destination.objects.filter(rule=rule).exclude(pk__in=keep).delete()
+    Destination.objects.filter(project_id=rule.project_id, rule=rule).exclude(pk__in=keep).delete()
     Destination.objects.bulk_create(new)
 
 
@@ -106,7 +106,7 @@ def mute(rule: AlertRule, until: datetime | None, actor=None) -> None:
 
 @transaction.atomic
 def enable_destination(destination: Destination, actor=None) -> None:
-    Destination.objects.filter(pk=destination.pk).update(disabled_at=None, disabled_reason="")
+    Destination.objects.filter(project_id=destination.project_id, pk=destination.pk).update(disabled_at=None, disabled_reason="")
     rule = destination.rule
     audit.record(rule.project_id, actor, "alert_rule.destination_enable", _object(rule),
                  before={"disabled": destination.disabled_at is not None, "disabled_reason": destination.disabled_reason},

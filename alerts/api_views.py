@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from alerts import alert_rules, api_json, api_shapes, shared_destinations, silences
-from alerts.models import AlertEvent, AlertRule, SharedDestination, Silence
+from alerts.models import AlertEvent, AlertRule, SharedDestination, Silence, destinations_of, uses_of
 from alerts.serializers import AlertRuleSerializer, SharedDestinationSerializer, SilenceSerializer
 from core.errors import invalid_body
 from core.openapi import array
@@ -28,7 +28,7 @@ class AlertApiView(APIView):
 
     def rule_or_404(self, rule_id) -> AlertRule:
         return get_object_or_404(
-            AlertRule.objects.select_related("project").prefetch_related("destinations__shared"),
+            AlertRule.objects.select_related("project").prefetch_related(destinations_of(self.request.user.project)),
             project=self.request.user.project, pk=rule_id,
         )
 
@@ -38,7 +38,7 @@ class RuleListView(AlertApiView):
                    responses={200: array(api_shapes.RULE)}, tags=["alerts"])
     def get(self, request):
         found = (AlertRule.objects.filter(project=request.user.project).select_related("project")
-                 .prefetch_related("destinations__shared").order_by("pk"))
+                 .prefetch_related(destinations_of(request.user.project)).order_by("pk"))
         return Response([api_json.rule_json(rule) for rule in found])
 
     @extend_schema(operation_id="alert_rules_create", summary="Create an alert rule", request=AlertRuleSerializer,
@@ -105,7 +105,8 @@ class SharedDestinationListView(AlertApiView):
     @extend_schema(operation_id="destinations_list", summary="List project-wide destinations",
                    responses={200: array(api_shapes.SHARED_DESTINATION)}, tags=["alerts"])
     def get(self, request):
-        found = SharedDestination.objects.filter(project=request.user.project).prefetch_related("uses")
+        found = SharedDestination.objects.filter(project=request.user.project).prefetch_related(
+            uses_of(request.user.project))
         return Response([shared_destinations.as_json(d) for d in found])
 
     @extend_schema(operation_id="destinations_create", summary="Create a project-wide destination",
@@ -121,7 +122,7 @@ class SharedDestinationListView(AlertApiView):
 
 class SharedDestinationDetailView(AlertApiView):
     def destination_or_404(self, destination_id) -> SharedDestination:
-        return get_object_or_404(SharedDestination.objects.prefetch_related("uses"),
+        return get_object_or_404(SharedDestination.objects.prefetch_related(uses_of(self.request.user.project)),
                                  project=self.request.user.project, pk=destination_id)
 
     @extend_schema(operation_id="destinations_retrieve", summary="One project-wide destination",

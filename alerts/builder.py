@@ -162,4 +162,4 @@ def rows_from_rule(rule: AlertRule | None) -> dict:
                            "threshold": _shown_threshold(condition),
                            **{key: str(filters.get(key, "")) for key in FILTER_KEYS}})
     return {"name": rule.name, "match": rule.match, "for": rule.for_duration, "conditions": conditions,
-            "destinations": [_destination_row(d) for d in rule.destinations.all()]}
+            "destinations": [_destination_row(d) for d in rule.destinations_in_project()]}

@@ -62,10 +62,11 @@ def _claim(ids: list[int], now: datetime) -> tuple[str, list[tuple[Delivery, Del
                        .select_related("destination__shared", "event__rule__project"))
         # A claim is taken over only once the last one ran out: an attempt still
         # unfinished then was cut short (its runner was killed mid-send).
-        DeliveryAttempt.objects.filter(delivery__in=claimed, status=AttemptStatus.IN_PROGRESS).update(
+        DeliveryAttempt.objects.filter(project_id__in={d.project_id for d in claimed}, delivery__in=claimed,
+                                       status=AttemptStatus.IN_PROGRESS).update(
             status=AttemptStatus.INTERRUPTED, error=INTERRUPTED)
         attempts = DeliveryAttempt.objects.bulk_create(
-            [DeliveryAttempt(delivery=d, number=d.attempt_count, started_at=now) for d in claimed]
+            [DeliveryAttempt(project_id=d.project_id, delivery=d, number=d.attempt_count, started_at=now) for d in claimed]
         )
     return token, list(zip(claimed, attempts))
 
@@ -114,7 +115,7 @@ def _send(delivery: Delivery) -> Outcome:
 
 def _record(delivery: Delivery, attempt: DeliveryAttempt, outcome: Outcome, token: str) -> None:
     now = timezone.now()
-    DeliveryAttempt.objects.filter(pk=attempt.pk).update(
+    DeliveryAttempt.objects.filter(project_id=attempt.project_id, pk=attempt.pk).update(
         finished_at=now, success=outcome.success,
         status=AttemptStatus.OK if outcome.success else AttemptStatus.FAILED, status_code=outcome.status_code, latency_ms=outcome.latency_ms,
         response_excerpt=outcome.response_excerpt[:1000], error=outcome.error[:500],
@@ -136,8 +137,8 @@ def _record(delivery: Delivery, attempt: DeliveryAttempt, outcome: Outcome, toke
     if outcome.disable_destination and delivery.destination_id:
         # A project-wide destination that is gone is gone for every rule using it.
         shared_id = delivery.destination.shared_id if delivery.destination else None
-        rows = (SharedDestination.objects.filter(pk=shared_id) if shared_id
-                else Destination.objects.filter(pk=delivery.destination_id))
+        rows = (SharedDestination.objects.filter(project_id=delivery.project_id, pk=shared_id) if shared_id
+                else Destination.objects.filter(project_id=delivery.project_id, pk=delivery.destination_id))
         rows.filter(disabled_at__isnull=True).update(disabled_at=now, disabled_reason=outcome.error[:300])
 
 

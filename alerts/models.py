@@ -52,6 +52,23 @@ class AlertRule(models.Model):
     def is_muted(self, now=None) -> bool:
         return self.muted_until is not None and self.muted_until > (now or timezone.now())
 
+    def destinations_in_project(self):
+        """`destinations`, filtered by the rule's project too (one shard under Citus)."""
+        return Destination.objects.filter(project_id=self.project_id, rule=self)
+
+
+def destinations_of(project) -> models.Prefetch:
+    """Prefetches rules' destinations (and their shared destination) within one project."""
+    return models.Prefetch("destinations", queryset=Destination.objects.filter(project=project).select_related("shared"))
+
+
+def uses_of(project, *related: str) -> models.Prefetch:
+    """Prefetches shared destinations' uses (with `related`, joined within the project) within one project."""
+    found = Destination.objects.filter(project=project)
+    if related:
+        found = found.filter(Q(**{f"{name}__project_id": models.F("project_id") for name in related})).select_related(*related)
+    return models.Prefetch("uses", queryset=found)
+
 
 class SharedDestination(models.Model):
     """A named destination of the whole project (healthchecks' channels): rules
@@ -83,6 +100,7 @@ class Destination(models.Model):
     of its kind (alerts/serializers.py) and read by its transport. A row with
     `shared` set sends through that project-wide destination (kind "shared")."""
 
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
     rule = models.ForeignKey(AlertRule, models.CASCADE, related_name="destinations")
     kind = models.CharField(max_length=32, default="webhook")
     config = models.JSONField(default=dict)
@@ -246,6 +264,7 @@ class DeliveryAttempt(models.Model):
     """Written when an attempt starts and completed when it ends; one cut short
     by a dying worker is marked interrupted when the delivery is tried again."""
 
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
     delivery = models.ForeignKey(Delivery, models.CASCADE, related_name="attempts")
     status = models.CharField(max_length=12, choices=AttemptStatus.choices, default=AttemptStatus.IN_PROGRESS)
     number = models.IntegerField()

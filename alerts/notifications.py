@@ -36,9 +36,10 @@ def body_of(delivery: Delivery) -> str:
     return transport_class(delivery.destination.effective_kind).render(message)
 
 
-def active_destinations(rule_ids) -> dict[int, list[Destination]]:
+def active_destinations(project_ids, rule_ids) -> dict[int, list[Destination]]:
     found: dict[int, list[Destination]] = {}
-    for destination in (Destination.objects.filter(rule__in=rule_ids, disabled_at__isnull=True)
+    for destination in (Destination.objects.filter(project_id__in=project_ids, rule__in=rule_ids,
+                                                   disabled_at__isnull=True)
                         .select_related("shared")):
         if not destination.is_disabled:
             found.setdefault(destination.rule_id, []).append(destination)
@@ -55,7 +56,7 @@ def create_deliveries(events: list[AlertEvent]) -> list[int]:
     rendered at the first attempt."""
     if not events:
         return []
-    destinations = active_destinations({e.rule_id for e in events})
+    destinations = active_destinations({e.project_id for e in events}, {e.rule_id for e in events})
     now = timezone.now()
     rows = [(event.project_id, event.rule_id, event.pk, d.pk, d.target[:2000], new_webhook_id(), f"alert.{event.state}")
             for event in events for d in destinations.get(event.rule_id, [])]
@@ -84,7 +85,7 @@ def create_test_deliveries(rule: AlertRule, values: list[dict], destination: Des
                            ) -> list[Delivery]:
     """A one-attempt `alert.test` with current values, to one destination or every active one."""
     message = messages.for_rule("alert.test", rule, timezone.now(), values)
-    chosen = [destination] if destination else active_destinations([rule.pk]).get(rule.pk, [])
+    chosen = [destination] if destination else active_destinations([rule.project_id], [rule.pk]).get(rule.pk, [])
     rendered = _rendered(message, chosen)
     return Delivery.objects.bulk_create(
         [_delivery(rule.project_id, rule, d, message.kind, rendered[d.effective_kind], max_attempts=1) for d in chosen]
@@ -96,7 +97,7 @@ def create_notice_deliveries(project, at: datetime, detail: str) -> list[Deliver
     message = messages.checks_not_running(project, at, detail)
     seen, chosen = set(), []
     rule_ids = AlertRule.objects.filter(project=project, enabled=True).values_list("pk", flat=True)
-    for destinations in active_destinations(list(rule_ids)).values():
+    for destinations in active_destinations([project.pk], list(rule_ids)).values():
         for destination in destinations:
             key = destination.shared_id or (destination.kind, repr(sorted(destination.config.items())))
             if key not in seen:

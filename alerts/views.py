@@ -22,6 +22,8 @@ from alerts.models import (
     InboxMessage,
     SharedDestination,
     Silence,
+    destinations_of,
+    uses_of,
 )
 from alerts.serializers import AlertRuleSerializer, SharedDestinationSerializer, SilenceSerializer
 from alerts.tasks import send_after_commit
@@ -53,7 +55,7 @@ def _preview(project, rule_data: dict) -> dict:
 @login_required
 def rule_list(request, slug):
     project = project_for_user_or_404(request.user, slug)
-    found = list(AlertRule.objects.filter(project=project).prefetch_related("destinations__shared"))
+    found = list(AlertRule.objects.filter(project=project).prefetch_related(destinations_of(project)))
     active = silences.Active([project.pk], timezone.now())
     for rule in found:
         rule.active_silence = active.for_rule(rule)
@@ -120,13 +122,13 @@ def rule_detail(request, slug, rule_id):
     project, rule = _rule(request, slug, rule_id)
     deliveries = (
         Delivery.objects.filter(project=project, rule=rule)
-        .prefetch_related(Prefetch("attempts", queryset=DeliveryAttempt.objects.order_by("number")))
+        .prefetch_related(Prefetch("attempts", queryset=DeliveryAttempt.objects.filter(project=project).order_by("number")))
         .order_by("-created_at", "-pk")[:DELIVERIES_SHOWN]
     )
     events = list(AlertEvent.objects.filter(project=project, rule=rule).select_related("silence").order_by("-at", "-pk")[:20])
     for event in events:
         event.shown_values = load_values(event.values)
-    destinations = list(rule.destinations.select_related("shared"))
+    destinations = list(rule.destinations_in_project().select_related("shared"))
     return render(request, "alerts/rule_detail.html", {
         "project": project, "rule": rule, "destinations": destinations, "deliveries": deliveries,
         "active_destinations": [d for d in destinations if not d.is_disabled],
@@ -219,12 +221,13 @@ def rule_test(request, slug, rule_id):
 def destination_test(request, slug, rule_id, destination_id):
     """One test to one destination, attempted now, so the page can say what the receiver answered."""
     project, rule = _rule(request, slug, rule_id)
-    destination = get_object_or_404(Destination.objects.select_related("shared"), rule=rule, pk=destination_id)
+    destination = get_object_or_404(Destination.objects.select_related("shared"), project=project, rule=rule,
+                                    pk=destination_id)
     preview = _preview(project, {"match": rule.match, "conditions": rule.conditions})
     values = [{"metric": v["condition"]["metric"], "value": v["value"]} for v in preview["values"]]
     [sent] = notifications.create_test_deliveries(rule, values, destination)
     delivery.attempt_many([sent.pk])
-    attempt = sent.attempts.order_by("-number").first()
+    attempt = DeliveryAttempt.objects.filter(project=project, delivery=sent).order_by("-number").first()
     if attempt is None:
         messages.error(request, "The test could not be attempted; see the deliveries below.")
     elif attempt.success:
@@ -251,7 +254,7 @@ def rule_delete(request, slug, rule_id):
 @changes_need(Role.EDITOR)
 def destination_enable(request, slug, rule_id, destination_id):
     _, rule = _rule(request, slug, rule_id)
-    alert_rules.enable_destination(get_object_or_404(Destination, rule=rule, pk=destination_id), request.user)
+    alert_rules.enable_destination(get_object_or_404(Destination, project_id=rule.project_id, rule=rule, pk=destination_id), request.user)
     messages.success(request, "Destination enabled again.")
     return redirect(rule)
 
@@ -270,7 +273,7 @@ def inbox(request, slug):
         message.webhook_id = message.headers.get("webhook-id", "")
         message.header_rows = sorted(message.headers.items())
         message.pretty_body = _pretty(message.body)
-    enabled = settings.WEBHOOK_INBOX or Destination.objects.filter(rule__project=project, kind="inbox").exists()
+    enabled = settings.WEBHOOK_INBOX or Destination.objects.filter(project=project, kind="inbox").exists()
     return render(request, "alerts/inbox.html", {"project": project, "messages_received": found, "enabled": enabled})
 
 
@@ -296,7 +299,7 @@ def destinations(request, slug):
             messages.success(request, f"Destination {created.name!r} added: rules can pick it now.")
             return redirect("alerts:destinations", project.slug)
         errors = flatten_errors(serializer.errors)
-    found = SharedDestination.objects.filter(project=project).prefetch_related("uses__rule")
+    found = SharedDestination.objects.filter(project=project).prefetch_related(uses_of(project, "rule"))
     return render(request, "alerts/destinations.html", {
         "project": project, "destinations": found, "errors": errors, "typed": typed,
         "destination_types": [t for t in builder.DESTINATION_TYPES if t != "inbox" or settings.WEBHOOK_INBOX],

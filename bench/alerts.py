@@ -226,7 +226,7 @@ def destination_figures(at, args) -> None:
         settings.PAGERDUTY_EVENTS_URL = pagerduty.url
         settings.ALERT_SMTP = {**settings.ALERT_SMTP, "host": "127.0.0.1", "port": mailbox.port}
         rules = list(AlertRule.objects.order_by("pk"))
-        routed = [Destination(rule=rule, kind=kind, config=config) for rule, (kind, config) in zip(rules, [
+        routed = [Destination(project_id=rule.project_id, rule=rule, kind=kind, config=config) for rule, (kind, config) in zip(rules, [
             ("slack", {"url": slack.url}), ("email", {"to": ["oncall@example.org"]}),
             ("pagerduty", {"routing_key": "R0UT1NGKEY"})] * len(rules))]
 

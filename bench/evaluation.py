@@ -150,7 +150,7 @@ def main() -> None:
             for result in sample:
                 item = by_id[result["item_id"]]
                 verdict = judge(item["kind"], item["expected"], result["actual"], None)
-                Result.objects.create(run=baseline_run, item_id=result["item_id"], actual=result["actual"],
+                Result.objects.create(project_id=baseline_run.project_id, run=baseline_run, item_id=result["item_id"], actual=result["actual"],
                                       passed=verdict.passed, detail=verdict.detail, trace_id=result["trace_id"],
                                       latency_ms=result["latency_ms"], escalated=result["escalated"])
 

@@ -67,7 +67,8 @@ def install_demo_rules(project, webhook_url: str | None = None, inbox: bool = Fa
         installed.append(alert_rules.create_rule(project, serializer.validated_data))
     if inbox:
         for rule in installed:
-            if not rule.destinations.filter(kind="inbox").exists():
-                Destination.objects.create(rule=rule, kind="inbox", config={"secret": signing.new_secret()},
-                                           position=rule.destinations.count())
+            if not rule.destinations_in_project().filter(kind="inbox").exists():
+                Destination.objects.create(project=project, rule=rule, kind="inbox",
+                                           config={"secret": signing.new_secret()},
+                                           position=rule.destinations_in_project().count())
     return installed

@@ -18,7 +18,7 @@ from core.openapi import array, ref
 from core.paging import PAGE_PARAMETERS, int_param, page
 from evals import api_json, comparison, datasets, drift, jsonl, runs, validation
 from evals import api_shapes as shapes
-from evals.models import Dataset, Run
+from evals.models import Dataset, DatasetVersion, Run
 from evals.validation import Invalid
 from tenancy.colocation import same_project
 from tenancy.scopes import AGENT_READS, AGENT_WRITES
@@ -167,7 +167,7 @@ class DatasetVersionsView(EvalApiView):
                   responses={200: array(shapes.VERSION)})
     def get(self, request, name):
         dataset = self.dataset(name)
-        found, headers = page(request, dataset.versions.order_by("-number"))
+        found, headers = page(request, DatasetVersion.objects.filter(project_id=dataset.project_id, dataset=dataset).order_by("-number"))
         return Response([
             {"version": v.number, "created_at": v.created_at, "action": v.action, "note": v.note,
              "created": v.created, "updated": v.updated, "deleted": v.deleted, "item_count": v.item_count}

@@ -24,7 +24,7 @@ TRADE_OFF = tuple(name for name, *_ in TRADE_OFF_ROWS) + ("intervention_rate",)
 OUTCOMES_SQL = f"""
 SELECT i.item_id, r.passed
 FROM evals_item i
-LEFT JOIN evals_result r ON r.run_id = %s AND r.item_id = i.item_id
+LEFT JOIN evals_result r ON r.project_id = i.project_id AND r.run_id = %s AND r.item_id = i.item_id
 WHERE {in_version_sql("i")}
 """
 
@@ -32,7 +32,7 @@ WHERE {in_version_sql("i")}
 def outcomes(run: Run) -> dict[str, bool]:
     """Every item of the run's version: whether its result passed (no result: False)."""
     with reading_connection().cursor() as cursor:
-        cursor.execute(OUTCOMES_SQL, [run.pk, run.dataset_id, run.dataset_version, run.dataset_version])
+        cursor.execute(OUTCOMES_SQL, [run.pk, run.project_id, run.dataset_id, run.dataset_version, run.dataset_version])
         return {item_id: bool(passed) for item_id, passed in cursor.fetchall()}
 
 

@@ -20,8 +20,8 @@ from provenance.vocabulary import FUSED
 TRACES_SQL = f"""
 SELECT t.trace_id, COUNT(n.id), SUM(n.cost_usd), COALESCE(SUM(CASE WHEN {FUSED.sql("n")} THEN 1 ELSE 0 END), 0)
 FROM {Trace._meta.db_table} t
-LEFT JOIN {Node._meta.db_table} n ON n.trace_id = t.id
-WHERE t.project_id = %s AND t.trace_id IN (SELECT r.trace_id FROM evals_result r WHERE r.run_id = %s AND r.trace_id <> '')
+LEFT JOIN {Node._meta.db_table} n ON n.project_id = t.project_id AND n.trace_id = t.id
+WHERE t.project_id = %s AND t.trace_id IN (SELECT r.trace_id FROM evals_result r WHERE r.project_id = %s AND r.run_id = %s AND r.trace_id <> '')
 GROUP BY t.trace_id
 """
 
@@ -36,7 +36,7 @@ class TraceCost:
 def trace_costs(run) -> dict[str, TraceCost]:
     """trace id -> its nodes, cost and fused nodes, for the traces the run's results name."""
     with reading_connection().cursor() as cursor:
-        cursor.execute(TRACES_SQL, [run.project_id, run.pk])
+        cursor.execute(TRACES_SQL, [run.project_id, run.project_id, run.pk])
         return {trace_id: TraceCost(nodes, cost, fused) for trace_id, nodes, cost, fused in cursor.fetchall()}
 
 

@@ -60,7 +60,7 @@ def create_dataset(project, name: str, description: str = "", actor=None) -> Dat
     try:
         with transaction.atomic():
             dataset = Dataset.objects.create(project=project, name=name, description=description)
-            DatasetVersion.objects.create(dataset=dataset, number=0, action="created", note="created empty")
+            DatasetVersion.objects.create(project=project, dataset=dataset, number=0, action="created", note="created empty")
             audit.record(project, actor, "dataset.create", _object(dataset), before={},
                          after={"name": name, "description": description, "version": 0})
     except IntegrityError:
@@ -70,7 +70,7 @@ def create_dataset(project, name: str, description: str = "", actor=None) -> Dat
 
 def items_at(dataset: Dataset, version: int | None = None):
     """The item rows of `version` (default: the newest)."""
-    rows = Item.objects.filter(dataset=dataset)
+    rows = Item.objects.filter(project_id=dataset.project_id, dataset=dataset)
     if version is None or version == dataset.version:
         return rows.filter(until__isnull=True)
     return rows.filter(since__lte=version).filter(Q(until__isnull=True) | Q(until__gt=version))
@@ -78,8 +78,8 @@ def items_at(dataset: Dataset, version: int | None = None):
 
 def in_version_sql(alias: str) -> str:
     """`items_at`'s filter for raw SQL over `evals_item` as `alias`; its
-    parameters are (dataset id, version, version)."""
-    return f"{alias}.dataset_id = %s AND {alias}.since <= %s AND ({alias}.until IS NULL OR {alias}.until > %s)"
+    parameters are (project id, dataset id, version, version)."""
+    return f"{alias}.project_id = %s AND {alias}.dataset_id = %s AND {alias}.since <= %s AND ({alias}.until IS NULL OR {alias}.until > %s)"
 
 
 def _content(values: dict) -> str:
@@ -113,7 +113,7 @@ def apply_items(dataset: Dataset, items: list[dict], *, remove_others: bool = Fa
             else:
                 updated += 1
                 closed.append(row.pk)
-            added.append(Item(dataset=locked, item_id=item["id"], since=version,
+            added.append(Item(project_id=locked.project_id, dataset=locked, item_id=item["id"], since=version,
                               **{f: item[f] for f in CONTENT_FIELDS}))
         wanted = {item["id"] for item in items}
         removed = [row.pk for item_id, row in current.items() if item_id not in wanted] if remove_others else []
@@ -147,14 +147,14 @@ def rollback(dataset: Dataset, version: int, actor=None) -> Change:
 def _commit(dataset: Dataset, version: int, closed: list[int], added: list[Item], change: Change, action: str,
             note: str, actor=None) -> Change:
     if closed:
-        Item.objects.filter(pk__in=closed).update(until=version)
+        Item.objects.filter(project_id=dataset.project_id, pk__in=closed).update(until=version)
     Item.objects.bulk_create(added, batch_size=500)
-    previous = DatasetVersion.objects.filter(dataset=dataset, number=dataset.version).values_list(
+    previous = DatasetVersion.objects.filter(project_id=dataset.project_id, dataset=dataset, number=dataset.version).values_list(
         "item_count", flat=True).first() or 0
     now = timezone.now()
     count = previous + change.created - change.deleted
     DatasetVersion.objects.create(
-        dataset=dataset, number=version, action=action, note=note[:300], created=change.created,
+        project_id=dataset.project_id, dataset=dataset, number=version, action=action, note=note[:300], created=change.created,
         updated=change.updated, deleted=change.deleted, item_count=count, created_at=now,
     )
     Dataset.objects.filter(project_id=dataset.project_id, id=dataset.pk).update(version=version, updated_at=now)
@@ -169,12 +169,12 @@ def _commit(dataset: Dataset, version: int, closed: list[int], added: list[Item]
 
 def item_count(dataset: Dataset, version: int | None = None) -> int:
     number = dataset.version if version is None else version
-    found = DatasetVersion.objects.filter(dataset=dataset, number=number).values_list("item_count", flat=True).first()
+    found = DatasetVersion.objects.filter(project_id=dataset.project_id, dataset=dataset, number=number).values_list("item_count", flat=True).first()
     return found if found is not None else items_at(dataset, version).count()
 
 
 def version_changes(dataset: Dataset, limit: int = 100) -> list[DatasetVersion]:
-    return list(DatasetVersion.objects.filter(dataset=dataset).order_by("-number")[:limit])
+    return list(DatasetVersion.objects.filter(project_id=dataset.project_id, dataset=dataset).order_by("-number")[:limit])
 
 
 def newest_counts(datasets: list[Dataset]) -> dict[int, tuple[int, int]]:
@@ -182,11 +182,11 @@ def newest_counts(datasets: list[Dataset]) -> dict[int, tuple[int, int]]:
     counts = {
         (dataset_id, number): count
         for dataset_id, number, count in DatasetVersion.objects.filter(
-            dataset__in=datasets, number__in={d.version for d in datasets}
+            project_id__in={d.project_id for d in datasets}, dataset__in=datasets, number__in={d.version for d in datasets}
         ).values_list("dataset_id", "number", "item_count")
     }
     drifted = dict(
-        Item.objects.filter(dataset__in=datasets, until__isnull=True, drifted=True)
+        Item.objects.filter(project_id__in={d.project_id for d in datasets}, dataset__in=datasets, until__isnull=True, drifted=True)
         .values("dataset").annotate(n=Count("pk")).values_list("dataset", "n")
     )
     return {d.pk: (counts.get((d.pk, d.version), 0), drifted.get(d.pk, 0)) for d in datasets}

@@ -20,7 +20,7 @@ def recheck(dataset: Dataset, values: list[tuple[str, object]]) -> list[str]:
     against their expected one as drifted (and clears the mark of those that
     pass again); returns the drifted ids in the order given. Changes no version."""
     with transaction.atomic():
-        locked = Dataset.objects.select_for_update().get(pk=dataset.pk)
+        locked = Dataset.objects.select_for_update().get(project_id=dataset.project_id, pk=dataset.pk)
         rows = {row.item_id: row for row in items_at(locked).filter(item_id__in=[item_id for item_id, _ in values])}
         for index, (item_id, _) in enumerate(values):
             if item_id not in rows:

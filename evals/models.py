@@ -29,6 +29,7 @@ class Dataset(models.Model):
 class DatasetVersion(models.Model):
     """What one change did, so the versions list says what changed."""
 
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
     dataset = models.ForeignKey(Dataset, models.CASCADE, related_name="versions")
     number = models.IntegerField()
     action = models.CharField(max_length=32, help_text="created, items, delete, rollback, import, trace")
@@ -52,6 +53,7 @@ class Item(models.Model):
     `until`; the current form has no `until`. A change closes the old row and
     adds a new one, so every version reads exactly as it was."""
 
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
     dataset = models.ForeignKey(Dataset, models.CASCADE, related_name="+")
     item_id = models.CharField(max_length=255)
     since = models.IntegerField()
@@ -107,6 +109,7 @@ class Run(models.Model):
 class Result(models.Model):
     """The newest result for one item of one run, judged when it arrived."""
 
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
     run = models.ForeignKey(Run, models.CASCADE, related_name="results")
     item_id = models.CharField(max_length=255)
     actual = models.JSONField(null=True)

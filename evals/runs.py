@@ -87,7 +87,7 @@ def post_results(run: Run, values: list) -> list[Judged]:
             seen.add(entry["item_id"])
             answers.append(Judged(entry["item_id"], 200 if replaced else 201, verdict.passed))
             rows[entry["item_id"]] = (
-                run.pk, entry["item_id"], _json_text(entry["actual"]), verdict.passed, verdict.detail, entry["error"],
+                run.project_id, run.pk, entry["item_id"], _json_text(entry["actual"]), verdict.passed, verdict.detail, entry["error"],
                 entry["trace_id"], entry["product_id"], entry["latency_ms"], entry["escalated"],
                 connection.ops.adapt_datetimefield_value(now),
             )
@@ -105,7 +105,7 @@ def _items_and_seen(run: Run, item_ids: list[str]) -> tuple[dict, set]:
         cursor.execute(
             "SELECT item_id, kind, CAST(expected AS TEXT), CAST(tolerance AS TEXT) FROM evals_item i"
             f" WHERE {in_version_sql('i')} AND i.item_id " + membership,
-            [run.dataset_id, run.dataset_version, run.dataset_version, *params],
+            [run.project_id, run.dataset_id, run.dataset_version, run.dataset_version, *params],
         )
         items = {
             # json, not orjson: an integer beyond 64 bits must stay exact for the judge.
@@ -116,18 +116,18 @@ def _items_and_seen(run: Run, item_ids: list[str]) -> tuple[dict, set]:
         membership, params = in_list(list(items))
         seen = set()
         if items:
-            cursor.execute("SELECT item_id FROM evals_result WHERE run_id = %s AND item_id " + membership,
-                           [run.pk, *params])
+            cursor.execute("SELECT item_id FROM evals_result WHERE project_id = %s AND run_id = %s AND item_id "
+                           + membership, [run.project_id, run.pk, *params])
             seen = {row[0] for row in cursor.fetchall()}
     return items, seen
 
 
-RESULT_COLUMNS = ["run_id", "item_id", "actual", "passed", "detail", "error", "trace_id", "product_id",
+RESULT_COLUMNS = ["project_id", "run_id", "item_id", "actual", "passed", "detail", "error", "trace_id", "product_id",
                   "latency_ms", "escalated", "received_at"]
-RESULT_TYPES = ["bigint", "varchar", "jsonb", "boolean", "text", "text", "varchar", "varchar", "float8", "boolean",
+RESULT_TYPES = ["bigint", "bigint", "varchar", "jsonb", "boolean", "text", "text", "varchar", "varchar", "float8", "boolean",
                 "timestamptz"]
 UPSERT = "ON CONFLICT (run_id, item_id) DO UPDATE SET " + ", ".join(
-    f"{column} = EXCLUDED.{column}" for column in RESULT_COLUMNS[2:])
+    f"{column} = EXCLUDED.{column}" for column in RESULT_COLUMNS[3:])
 
 
 def _upsert(rows: list[tuple]) -> None:
@@ -158,7 +158,7 @@ def ratio(part: int, whole: int) -> float | None:
 
 def totals(run: Run, total: int) -> dict:
     """The run's counts and rates, aggregated in the database."""
-    found = run.results.aggregate(
+    found = Result.objects.filter(project_id=run.project_id, run=run).aggregate(
         judged=Count("pk"), passed=Count("pk", filter=Q(passed=True)),
         escalated=Count("pk", filter=Q(escalated=True)), mean_latency_ms=Avg("latency_ms"),
     )
@@ -169,7 +169,7 @@ def trade_off_figures(run: Run, total: int) -> dict:
     """The run's side of a comparison's trade-off table: accuracy, escalations,
     fuse rate, p95 latency and what it cost (evals.costs)."""
     figures = totals(run, total)
-    latencies = list(run.results.exclude(latency_ms=None).values_list("latency_ms", flat=True))
+    latencies = list(Result.objects.filter(project_id=run.project_id, run=run).exclude(latency_ms=None).values_list("latency_ms", flat=True))
     return {**figures, **costs.trade_off(costs.trace_costs(run), figures["passed"], latencies)}
 
 
@@ -189,7 +189,7 @@ SELECT i.item_id, CAST(i.expected AS TEXT), i.kind, CAST(i.tags AS TEXT), i.orig
        r.id, CAST(r.actual AS TEXT), r.passed, r.detail, r.error, r.trace_id, r.product_id, r.latency_ms,
        r.escalated
 FROM evals_item i
-LEFT JOIN evals_result r ON r.run_id = %s AND r.item_id = i.item_id
+LEFT JOIN evals_result r ON r.project_id = i.project_id AND r.run_id = %s AND r.item_id = i.item_id
 WHERE {in_version_sql("i")}
 """
 
@@ -202,7 +202,7 @@ def summary(run: Run, *, raw: bool = False) -> dict:
     answer written straight out with orjson."""
     decode = orjson.Fragment if raw else orjson.loads
     with connection.cursor() as cursor:
-        cursor.execute(SUMMARY_SQL, [run.pk, run.dataset_id, run.dataset_version, run.dataset_version])
+        cursor.execute(SUMMARY_SQL, [run.pk, run.project_id, run.dataset_id, run.dataset_version, run.dataset_version])
         rows = cursor.fetchall()
     rows.sort()  # by item id; in Python, where it costs a fraction of a collated ORDER BY
     by_tag: dict[str, list[int]] = {}
@@ -262,7 +262,7 @@ def figures_of(runs: list[Run]) -> dict[int, dict]:
     """Run pk -> its figures: two queries for a page of runs, whatever its length."""
     found = {
         row["run"]: row
-        for row in Result.objects.filter(run__in=runs).values("run").annotate(
+        for row in Result.objects.filter(project_id__in={r.project_id for r in runs}, run__in=runs).values("run").annotate(
             judged=Count("pk"), passed=Count("pk", filter=Q(passed=True)),
             escalated=Count("pk", filter=Q(escalated=True)), mean_latency_ms=Avg("latency_ms"),
         )
@@ -270,7 +270,7 @@ def figures_of(runs: list[Run]) -> dict[int, dict]:
     sizes = {
         (dataset_id, number): count
         for dataset_id, number, count in DatasetVersion.objects.filter(
-            dataset__in={r.dataset_id for r in runs}, number__in={r.dataset_version for r in runs}
+            project_id__in={r.project_id for r in runs}, dataset__in={r.dataset_id for r in runs}, number__in={r.dataset_version for r in runs}
         ).values_list("dataset_id", "number", "item_count")
     }
     figures = {}
@@ -296,12 +296,12 @@ def finished_accuracies(project, dataset_name: str, as_of=None, count: int = 2) 
 def case_of_trace(project, trace_id: str) -> dict | None:
     """The evaluation case a trace recorded (the newest result naming it): its
     run, the verdict, the expected and the actual answer; None for any other trace."""
-    result = (Result.objects.filter(run__project=project, trace_id=trace_id).select_related("run", "run__dataset")
+    result = (Result.objects.filter(same_project("run", "run__dataset"), project=project, trace_id=trace_id).select_related("run", "run__dataset")
               .order_by("-received_at", "-pk").first())
     if result is None:
         return None
     run = result.run
-    item = (Item.objects.filter(dataset=run.dataset, item_id=result.item_id, since__lte=run.dataset_version)
+    item = (Item.objects.filter(project_id=run.project_id, dataset_id=run.dataset_id, item_id=result.item_id, since__lte=run.dataset_version)
             .filter(Q(until__isnull=True) | Q(until__gt=run.dataset_version)).order_by("-since").first())
     return {"run": run, "item_id": result.item_id, "passed": result.passed, "escalated": result.escalated,
             "expected": item.expected if item else None, "actual": result.actual, "detail": result.detail,

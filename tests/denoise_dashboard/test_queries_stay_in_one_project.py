@@ -25,19 +25,6 @@ from tests.tenancy.test_scope_by_endpoint import build_world, fill, key_routes, 
 
 pytestmark = pytest.mark.django_db
 
-# Rows that belong to a project through a parent and have no project_id of
-# their own yet: the schema half of issue 28 (branch `schema`) gives them one.
-# Until then their statements cannot name a project and are not judged.
-AWAITING_PROJECT_ID = {
-    "alerts_destination": "a rule's or the project's shared destination",
-    "alerts_deliveryattempt": "an attempt of a delivery",
-    "evals_datasetversion": "a version of a truth set",
-    "evals_item": "an item of a truth set",
-    "evals_result": "a result of an evaluation run",
-}
-
-AWAITING = re.compile(r'\bFROM "?(%s)\b|\bJOIN "?(%s)\b' % (("|".join(AWAITING_PROJECT_ID),) * 2))
-
 # Statements that cannot name one project, each with why; matched on the SQL.
 EXEMPT = {
     # The key is all a request has before its project is known: under Citus
@@ -63,6 +50,14 @@ EXEMPT = {
         "a silence's rule (nullable), until the composite foreign keys",
     r'LEFT OUTER JOIN "alerts_silence" ON \("alerts_alertevent"\."silence_id" = "alerts_silence"\."id"\)':
         "an alert event's silence (nullable), until the composite foreign keys",
+    r'LEFT OUTER JOIN "alerts_shareddestination" ON \("alerts_destination"\."shared_id" = '
+    r'"alerts_shareddestination"\."id"\)':
+        "a destination's shared destination (nullable), until the composite foreign keys",
+    r'LEFT OUTER JOIN "alerts_destination" ON \("alerts_inboxmessage"\."destination_id" = '
+    r'"alerts_destination"\."id"\)':
+        "an inbox message's destination and its rule (nullable), until the composite foreign keys",
+    r'LEFT OUTER JOIN "alerts_alertevent" ON \("alerts_delivery"\."event_id" = "alerts_alertevent"\."id"\)':
+        "a delivery's event and its rule (nullable), until the composite foreign keys",
 }
 
 # Statements Django writes itself for a model instance, by its primary key or
@@ -84,10 +79,10 @@ def exempt(statement) -> bool:
 
 
 def offences(statements, project, url) -> list[str]:
-    tables = project_tables() - AWAITING_PROJECT_ID.keys()
+    tables = project_tables()
     found = []
     for statement in statements:
-        if exempt(statement) or AWAITING.search(statement.sql):
+        if exempt(statement):
             continue
         for problem in problems_of(statement.sql, project, tables):
             found.append(f"{url}: {problem} ({statement.caller})\n    {statement.sql[:1500]}")
@@ -175,9 +170,9 @@ def test_every_page_stays_in_the_requesters_project(two_projects):
 
 
 def test_every_table_of_a_projects_rows_is_known():
-    """A table whose rows belong to a project through a parent is listed
-    above until it carries project_id (then it is judged like the rest)."""
-    assert child_tables_without_project_id() == AWAITING_PROJECT_ID.keys()
+    """Every table whose rows belong to a project through a parent carries
+    project_id itself (issue 28), so each is judged like the rest."""
+    assert child_tables_without_project_id() == set()
 
 
 JUDGED = [
