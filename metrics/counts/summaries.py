@@ -70,24 +70,28 @@ def distributions(project, start: datetime, end: datetime, filters: Filters = Fi
 
 def ranked(project, start: datetime, end: datetime, filters: Filters = Filters(),
            metric: str | tuple[str, ...] | None = None, step: str = "", by: str = "",
-           use_rollups: bool = True, percents: tuple[int, ...] = PERCENTILES) -> dict:
+           use_rollups: bool = True, percents: tuple[int, ...] = PERCENTILES, pooled: list | None = None) -> dict:
     """{key as distributions' own: Ranked}: the same distributions' exact
     figures and their `percents` percentiles, ranked in the database on the
     same fine bins by the same rule (Distribution.percentile), so a chart of
     a few percentiles per bucket and group fetches one row per bucket and
-    group, not every bin of them."""
+    group, not every bin of them. `pooled` (values of `by`) ranks those
+    groups merged into one, keyed by value None, and leaves the others out."""
     metric = checked(metric, step, by)
     if not is_postgres():
         found = distributions(project, start, end, filters, metric, step, by, use_rollups)
+        if pooled is not None:
+            found = pool(found, pooled)
         return {key: Ranked.of(distribution, percents) for key, distribution in found.items()}
     with one_snapshot():
         parts = sources(project, start, end, filters, metric, step, by, use_rollups)
         if not parts:
             return {}
-        params = {"window_start": start}
+        params = {"window_start": start, "pooled": [v for v in pooled or () if v is not None]}
         for _, part_params in parts:
             params.update(part_params)
-        rows = fetch(ranked_sql([sql for sql, _ in parts], percents), params)
+        pooling = None if pooled is None else None in pooled
+        rows = fetch(ranked_sql([sql for sql, _ in parts], percents, pooling), params)
     return {(bucket, value, name): Ranked.from_row(figures, percents)
             for bucket, value, name, *figures in rows}
 
@@ -121,21 +125,37 @@ def sources(project, start, end, filters, metric, step, by, use_rollups: bool = 
     return parts
 
 
-def ranked_sql(parts: list[str], percents: tuple[int, ...]) -> str:
+def pool(found: dict, pooled: list) -> dict:
+    """The distributions of the `pooled` values merged per (bucket, metric), keyed by value None."""
+    chosen = set(pooled)
+    merged: dict = defaultdict(Distribution)
+    for (bucket, value, name), distribution in found.items():
+        if value in chosen:
+            merged[(bucket, None, name)].merge(distribution)
+    return dict(merged)
+
+
+def ranked_sql(parts: list[str], percents: tuple[int, ...], pooling: bool | None = None) -> str:
     """The parts' bins added up per (bucket, value, metric, bin), keyed as
     distributions keys them (the first bucket starts with the window), then
     per (bucket, value, metric) the figures added up and each percentile
     (nearest rank) as the middle of the smallest and largest value of the
-    first bin whose running count reaches the rank."""
+    first bin whose running count reaches the rank. With `pooling` (whether
+    the pooled values include None), only the values in %(pooled)s, as one
+    group of value NULL."""
     figures = ", ".join(FIGURES)
     combined = ", ".join(f"{COMBINE_SQL[name]}({name}) AS {name}" for name in FIGURES)
     picks = ", ".join(f"(array_agg((minimum + maximum) / 2 ORDER BY bin) FILTER "
                       f"(WHERE below >= GREATEST(1, ({int(p)} * whole + 99) / 100)))[1]" for p in percents)
     union = " UNION ALL ".join(f"({sql})" for sql in parts)
+    value, where = "value", ""
+    if pooling is not None:
+        value = "NULL AS value"
+        where = " WHERE value = ANY(%(pooled)s)" + (" OR value IS NULL" if pooling else "")
     return f"""
         WITH parts (bucket, value, metric, bin, {figures}) AS ({union}),
-        bins AS (SELECT GREATEST(bucket, %(window_start)s) AS bucket, value, metric, bin, {combined}
-                 FROM parts GROUP BY 1, 2, 3, 4),
+        bins AS (SELECT GREATEST(bucket, %(window_start)s) AS bucket, {value}, metric, bin, {combined}
+                 FROM parts{where} GROUP BY 1, 2, 3, 4),
         running AS (SELECT *, (SUM(n) OVER (PARTITION BY bucket, value, metric ORDER BY bin))::bigint AS below,
                            (SUM(n) OVER (PARTITION BY bucket, value, metric))::bigint AS whole
                     FROM bins)
