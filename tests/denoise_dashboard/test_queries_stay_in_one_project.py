@@ -5,7 +5,7 @@ the requester's project alone and joins project tables on project_id
 (tests/support/project_sql.py says how that is judged). A failure names the
 URL and the statement.
 
-Deliberate exceptions are listed below with their reason: docs/scaling.md
+Deliberate exceptions are listed below with their reason; docs/scaling.md
 carries them."""
 
 import io
