@@ -1,4 +1,5 @@
 from django.urls import path
+from django.views.decorators.gzip import gzip_page
 
 from provenance.api import (
     description_views,
@@ -11,7 +12,7 @@ from provenance.api import (
 
 urlpatterns = [
     path("", description_views.ApiRootView.as_view(), name="api-root"),
-    path("schema", description_views.SchemaView.as_view(), name="api-schema"),
+    path("schema", gzip_page(description_views.SchemaView.as_view()), name="api-schema"),
     path("docs", description_views.DocsView.as_view(), name="api-docs"),
     path("ingest", ingest_views.IngestView.as_view(), name="api-ingest"),
     path("traces", trace_views.TraceListView.as_view(), name="api-traces"),

@@ -66,7 +66,10 @@
 
   function load(draw) {
     if (!root || !root.dataset.source) return;
-    fetch(root.dataset.source, { credentials: "same-origin", headers: { Accept: "application/json" } })
+    // The request metrics-fetch.js started early, once; a later load asks again.
+    const early = window.DenoiseMetricsEarly;
+    window.DenoiseMetricsEarly = null;
+    (early || fetch(root.dataset.source, { credentials: "same-origin", headers: { Accept: "application/json" } }))
       .then(function (response) {
         return response.json().then(function (body) { return { ok: response.ok, body: body }; });
       })

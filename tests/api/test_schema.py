@@ -97,3 +97,26 @@ def test_the_api_root_links_the_schema_docs_and_every_endpoint(api):
     assert root["docs"].endswith("/api/v1/docs")
     assert root["otlp_traces"].endswith("/v1/traces")
     assert root["endpoints"]["/api/v1/alert-rules"] == ["GET", "POST"]
+
+
+def test_the_docs_page_revalidates_the_schema_instead_of_fetching_it_again(api):
+    first = api.get("/api/v1/schema", HTTP_ACCEPT_ENCODING="gzip")
+    assert first.status_code == 200
+    assert first["Content-Encoding"] == "gzip"
+    assert first["Cache-Control"] == "private, no-cache"
+    # Compressed, the document is a small share of its ~700 kB.
+    assert len(first.content) < len(api.get("/api/v1/schema").content) / 5
+
+    again = api.get("/api/v1/schema", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert again.status_code == 304
+    assert again.content == b""
+
+    changed = api.get("/api/v1/schema", HTTP_IF_NONE_MATCH='"another"')
+    assert changed.status_code == 200
+    assert changed.json()["openapi"].startswith("3.")
+
+
+def test_a_known_etag_without_a_key_is_still_refused(client, api, db):
+    etag = api.get("/api/v1/schema")["ETag"]
+    response = client.get("/api/v1/schema", HTTP_IF_NONE_MATCH=etag)
+    assert response.status_code == 401
