@@ -2,7 +2,8 @@
 """Every page of the product in Chromium: first visit (cold cache) and warm
 timings, with the bytes transferred, against `manage.py serve`.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/pages.py [--warm 3]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/pages.py [--warm 3] \
+        [--database A_DEMO_DATABASE] [--only PATH_TEXT]
 
 1. A scratch database (`denoise_bench_pages_<pid>` on the server of
    DATABASE_URL), migrated, with the demo loaded (`load_demo`, about 20 s).
@@ -28,6 +29,7 @@ import os
 import statistics
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -168,29 +170,51 @@ def report(rows: list[dict]) -> None:
     print(f"* over the goal ({COLD_TARGET_MS} ms first visit, {WARM_TARGET_MS} ms warm)")
 
 
+@contextmanager
+def demo_database(name: str | None):
+    """A scratch database for the demo, or the one named (left as it is)."""
+    from bench.scratch import scratch_database_url, scratch_django
+
+    if not name:
+        with scratch_django(f"denoise_bench_pages_{os.getpid()}") as url:
+            yield url
+        return
+    url = os.environ["DATABASE_URL"] = scratch_database_url(name)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "denoise_dashboard.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    yield url
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--warm", type=int, default=3, help="warm visits per page (median reported)")
+    parser.add_argument("--database", help="a database that already holds the demo (migrated, used as it is, "
+                                           "kept): no scratch database, no demo load")
+    parser.add_argument("--only", default="", help="only the pages whose path contains this text")
     options = parser.parse_args()
 
-    from bench.scratch import scratch_django
-
-    with scratch_django(f"denoise_bench_pages_{os.getpid()}") as url, \
-            tempfile.TemporaryDirectory(prefix="denoise-bench-pages-") as work:
+    with demo_database(options.database) as url, tempfile.TemporaryDirectory(prefix="denoise-bench-pages-") as work:
         from django.core.management import call_command
         from django.db import connections
         from django.test import override_settings
 
         from tests.support.serving import Serve
 
-        with override_settings(VAR_DIR=work):
-            call_command("load_demo", stdout=io.StringIO())
+        if not options.database:
+            with override_settings(VAR_DIR=work):
+                call_command("load_demo", stdout=io.StringIO())
         # As `make run` serves: hashed, compressed copies in STATIC_ROOT (incremental after the first time).
         call_command("collectstatic", interactive=False, verbosity=0)
         arguments = demo_arguments()
         connections.close_all()
         with Serve(Path(work), DATABASE_URL=url, VAR_DIR=work) as server:
-            pages = list(html_pages(server, page_paths(arguments)))
+            pages = list(html_pages(server, [(name, path) for name, path in page_paths(arguments)
+                                             if options.only in path]))
             report(measure(server, pages, options.warm))
 
 
