@@ -58,7 +58,7 @@ lint: install
 	$(VENV)/bin/ruff check .
 
 test-postgres:
-	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) -m pytest -m "not sqlite_smoke" -p no:cacheprovider $(PYTEST_ARGS)
+	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) -m pytest -m "not sqlite_smoke" -p no:cacheprovider --durations=30 $(PYTEST_ARGS)
 
 # The embedded default keeps a smoke test: no DATABASE_URL, no REDIS_URL.
 test-sqlite:
