@@ -1,0 +1,186 @@
+"""Several questions about one window's statistics answered in one statement,
+as metrics.counts.summaries answers each: the day statistics rollup for the
+whole days, the partial days at the window's ends (and the rows after the
+watermark) scanned raw. Asked one by one, a page of seven questions scans
+its end days seven times and pays seven snapshots; here the raw rows are
+binned once, by every dimension any question splits by, and each question
+adds up its own part of them beside its rollup rows."""
+
+from dataclasses import dataclass
+
+from core.dialect import is_postgres
+from metrics.counts import summaries
+from metrics.counts.split import split
+from metrics.filter_match import value_param, value_sql
+from metrics.models import WHOLE_BIN, DayStat
+from metrics.rollups.snapshot import one_snapshot
+from metrics.rollups.sql import bucket_sql, fetch
+from metrics.rollups.values import AGGREGATES_SQL, COMBINE_SQL, FIGURES, fine_bin_sql, stat_mask, stat_values_sql
+from metrics.rollups.watermark import read_marks
+from metrics.stats.summary import Distribution, Ranked
+
+GRAINS = ("", "day", "hour")  # coarsest to finest
+
+
+@dataclass(frozen=True)
+class Read:
+    """One question: the stored `metrics` by `step` and `by`, as
+    summaries.ranked answers it with `percents` set, else as
+    summaries.distributions(binned=False). `pool_of` (a ranked read's index
+    before this one, same metrics, step and by) makes it that read's groups
+    beyond the `keep` of most volume (their counts added up in the reads
+    `volume_of`) ranked as one group, keyed by value None, when more than
+    keep + 1 groups have any: read.pooled_after says whether a legend's
+    choice of those groups is the one made."""
+
+    metrics: tuple[str, ...]
+    step: str = ""
+    by: str = ""
+    percents: tuple[int, ...] = ()
+    pool_of: int | None = None
+    volume_of: tuple[int, ...] = ()
+    keep: int = 0
+
+
+def read(project, start, end, filters, reads: list[Read], use_rollups: bool = True) -> list[dict | None]:
+    """Each read's {(bucket, value, metric): Ranked or Distribution (one bin)},
+    keyed as summaries keys them. On SQLite each read is answered on its own,
+    and a pooled read is None (the caller pools with summaries.ranked)."""
+    for one in reads:
+        summaries.checked(one.metrics, one.step, one.by)
+    if not is_postgres():
+        return [None if one.pool_of is not None else
+                summaries.ranked(project, start, end, filters, one.metrics, one.step, one.by, use_rollups,
+                                 one.percents) if one.percents else
+                summaries.distributions(project, start, end, filters, one.metrics, one.step, one.by, use_rollups,
+                                        binned=False) for one in reads]
+    with one_snapshot():
+        sql, params = statement(project, start, end, filters, reads, use_rollups)
+        rows = fetch(sql, params)
+    found: list[dict] = [{} for _ in reads]
+    for index, bucket, value, metric, *figures in rows:
+        one = reads[index]
+        if one.by == "round" and value is not None:
+            value = int(value)  # text beside the other reads' values
+        if one.percents:
+            found[index][(bucket, value, metric)] = Ranked.from_row(
+                figures[:len(FIGURES) + len(one.percents)], one.percents)
+        else:
+            distribution = Distribution()
+            distribution.add(0, figures[:len(FIGURES)])
+            found[index][(bucket, value, metric)] = distribution
+    return found
+
+
+def pooled_after(volumes: dict, keep: int) -> list | None:
+    """The groups a pooled read pooled, from {value: volume} (as the reads
+    `volume_of` count it), or None when a tie at the cut leaves it open."""
+    if len(volumes) <= keep + 1:
+        return []
+    ranked = sorted(volumes, key=lambda value: -volumes[value])
+    if volumes[ranked[keep - 1]] == volumes[ranked[keep]]:
+        return None
+    return ranked[keep:]
+
+
+def statement(project, start, end, filters, reads: list[Read], use_rollups: bool) -> tuple[str, dict]:
+    days = split(start, end, "day")
+    chosen = summaries.stat_filters(filters)
+    masks = [stat_mask([*chosen, *([one.by] if one.by else [])]) for one in reads]
+    rolled = [use_rollups and days.whole is not None and one.step != "hour" and mask is not None
+              for one, mask in zip(reads, masks, strict=True)]
+    metrics = sorted({m for one in reads for m in one.metrics})
+    dimensions = sorted({one.by for one in reads if one.by})
+    grain = max((one.step for one in reads), key=GRAINS.index)
+    params = {"project": project.pk, "environment": filters.environment, "metric": metrics, "window_start": start,
+              **{f"f_{column}": value_param(value) for column, value in chosen.items()}}
+    if any(rolled):
+        params["day_from"], params["day_to"] = days.whole
+        mark = int(read_marks().node)
+        after = [scan(project, filters, params, "late", [days.whole], f"n.id > {mark}")]
+        if days.partial:
+            after.append(scan(project, filters, params, "edge", days.partial))
+        rest = [scan(project, filters, params, "rest", [days.whole], f"n.id <= {mark}")]
+    else:
+        after, rest = [scan(project, filters, params, "edge", [(start, end)])], []
+    ctes = [f"edge AS MATERIALIZED ({binned(after, grain, dimensions)})"]
+    if rest and not all(rolled):
+        ctes.append(f"rest AS MATERIALIZED ({binned(rest, grain, dimensions)})")
+    combined = ", ".join(f"{COMBINE_SQL[name]}({name}) AS {name}" for name in FIGURES)
+    figures = ", ".join(FIGURES)
+    width = max((len(one.percents) for one in reads), default=0)
+    selects = []
+    for index, one in enumerate(reads):
+        params[f"m{index}"] = list(one.metrics)
+        if one.pool_of is not None:
+            ctes += pooled_ctes(index, one, combined)
+        else:
+            parts = [derived(table, grain, one, index) for table in (["edge"] if rolled[index] else
+                                                                     ["edge", *(["rest"] if rest else [])])]
+            if rolled[index]:
+                parts.insert(0, day_stats(one, index, masks[index], chosen))
+            union = " UNION ALL ".join(f"({part})" for part in parts)
+            ctes.append(f"r{index}_parts (bucket, value, metric, bin, {figures}) AS ({union})")
+            ctes.append(f"r{index}_bins AS (SELECT GREATEST(bucket, %(window_start)s) AS bucket, value, metric, bin, "
+                        f"{combined} FROM r{index}_parts GROUP BY 1, 2, 3, 4)")
+        pad = ", ".join(["NULL::float8"] * (width - len(one.percents)))
+        if one.percents:
+            ctes.append(f"r{index}_running AS (SELECT *, (SUM(n) OVER (PARTITION BY bucket, value, metric "
+                        f"ORDER BY bin))::bigint AS below, (SUM(n) OVER (PARTITION BY bucket, value, metric))::bigint "
+                        f"AS whole FROM r{index}_bins)")
+            picks = ", ".join(f"(array_agg((minimum + maximum) / 2 ORDER BY bin) FILTER "
+                              f"(WHERE below >= GREATEST(1, ({int(p)} * whole + 99) / 100)))[1]" for p in one.percents)
+            selects.append(f"SELECT {index}, bucket, value::text, metric::text, {combined}, {picks}"
+                           f"{', ' + pad if pad else ''} FROM r{index}_running GROUP BY bucket, value, metric")
+        else:
+            selects.append(f"SELECT {index}, bucket, value::text, metric::text, {figures}"
+                           f"{', ' + pad if pad else ''} FROM r{index}_bins")
+    union = "\nUNION ALL\n".join(f"({select})" for select in selects)
+    return f"WITH {', '.join(ctes)}\n{union}", params
+
+
+def scan(project, filters, params: dict, name: str, intervals, extra: str = "TRUE") -> str:
+    """The values of the raw rows in `intervals` (and `extra`) matching the filters."""
+    where = summaries.raw_where(project, filters, intervals, params, extra, name)
+    return stat_values_sql(where, tuple(params["metric"]), "%(metric)s", "%(environment)s")
+
+
+def binned(scans: list[str], grain: str, dimensions: list[str]) -> str:
+    """The scans' values per bucket of `grain`, dimension, metric and fine bin."""
+    keys = [f"{bucket_sql(grain, 'timestamp')} AS bucket", *dimensions, "metric", "bin"]
+    union = " UNION ALL ".join(f"({sql})" for sql in scans)
+    return (f"SELECT {', '.join(keys)}, {AGGREGATES_SQL} "
+            f"FROM (SELECT v.*, {fine_bin_sql('v.x')} AS bin FROM ({union}) AS v) AS b "
+            f"GROUP BY {', '.join(str(i) for i in range(1, len(keys) + 1))}")
+
+
+def derived(table: str, grain: str, one: Read, index: int) -> str:
+    """A read's rows of the binned raw rows in `table`, at its own step and group."""
+    bucket = "bucket" if one.step == grain else bucket_sql(one.step, "bucket")
+    combined = ", ".join(f"{COMBINE_SQL[name]}({name})" for name in FIGURES)
+    return (f"SELECT {bucket}, {one.by or 'NULL'}, metric, {'bin' if one.percents else '0'}, {combined} "
+            f"FROM {table} WHERE metric = ANY(%(m{index})s) GROUP BY 1, 2, 3, 4")
+
+
+def day_stats(one: Read, index: int, mask: int, chosen: dict) -> str:
+    """A read's rows of the rollup: binned, a group's day is its bins without
+    the row of them added up; summed, that row alone."""
+    conditions = "".join(f" AND {value_sql(column, f'%(f_{column})s', value)}" for column, value in chosen.items())
+    combined = ", ".join(f"{COMBINE_SQL[name]}({name})" for name in FIGURES)
+    bins = f" AND bin {'<>' if one.percents else '='} {WHOLE_BIN}"
+    return (f"SELECT {bucket_sql(one.step, 'day')}, {one.by or 'NULL'}, metric, {'bin' if one.percents else '0'}, "
+            f"{combined} FROM {DayStat._meta.db_table} WHERE project_id = %(project)s "
+            f"AND environment = %(environment)s AND mask = {int(mask)} AND metric = ANY(%(m{index})s) "
+            f"AND day >= %(day_from)s AND day < %(day_to)s{conditions}{bins} GROUP BY 1, 2, 3, 4")
+
+
+def pooled_ctes(index: int, one: Read, combined: str) -> list[str]:
+    volumes = " UNION ALL ".join(f"(SELECT value, n FROM r{source}_bins)" for source in one.volume_of)
+    keep = int(one.keep)
+    return [
+        f"r{index}_volumes AS (SELECT value, SUM(n) AS volume FROM ({volumes}) AS v GROUP BY value)",
+        f"r{index}_kept AS (SELECT value FROM r{index}_volumes ORDER BY volume DESC LIMIT {keep})",
+        f"r{index}_bins AS (SELECT bucket, NULL AS value, metric, bin, {combined} FROM r{one.pool_of}_bins b "
+        f"WHERE (SELECT COUNT(*) FROM r{index}_volumes) > {keep + 1} AND NOT EXISTS "
+        f"(SELECT 1 FROM r{index}_kept k WHERE k.value IS NOT DISTINCT FROM b.value) GROUP BY bucket, metric, bin)",
+    ]
