@@ -109,11 +109,22 @@ def statement(project, start, end, filters, reads: list[Read], use_rollups: bool
     combined = ", ".join(f"{COMBINE_SQL[name]}({name}) AS {name}" for name in FIGURES)
     figures = ", ".join(FIGURES)
     width = max((len(one.percents) for one in reads), default=0)
+    sources = [source_of(reads, index) for index in range(len(reads))]
+    # Reads another read answers finer come after it; pooled reads last.
+    order = sorted(range(len(reads)), key=lambda i: (reads[i].pool_of is not None, sources[i] is not None))
     selects = []
-    for index, one in enumerate(reads):
+    for index in order:
+        one, source = reads[index], sources[index]
         params[f"m{index}"] = list(one.metrics)
         if one.pool_of is not None:
             ctes += pooled_ctes(index, one, combined)
+        elif source is not None:
+            # Added up from a finer read's bins (every node is in one group of
+            # any dimension and one bucket of a finer step): the rows are not read twice.
+            bucket = "bucket" if one.step == reads[source].step else bucket_sql(one.step, "bucket")
+            ctes.append(f"r{index}_bins AS (SELECT GREATEST({bucket}, %(window_start)s) AS bucket, "
+                        f"{'value' if one.by else 'NULL'} AS value, metric, {'bin' if one.percents else '0'} AS bin, "
+                        f"{combined} FROM r{source}_bins WHERE metric = ANY(%(m{index})s) GROUP BY 1, 2, 3, 4)")
         else:
             parts = [derived(table, grain, one, index) for table in (["edge"] if rolled[index] else
                                                                      ["edge", *(["rest"] if rest else [])])]
@@ -128,8 +139,9 @@ def statement(project, start, end, filters, reads: list[Read], use_rollups: bool
             ctes.append(f"r{index}_running AS (SELECT *, (SUM(n) OVER (PARTITION BY bucket, value, metric "
                         f"ORDER BY bin))::bigint AS below, (SUM(n) OVER (PARTITION BY bucket, value, metric))::bigint "
                         f"AS whole FROM r{index}_bins)")
-            picks = ", ".join(f"(array_agg((minimum + maximum) / 2 ORDER BY bin) FILTER "
-                              f"(WHERE below >= GREATEST(1, ({int(p)} * whole + 99) / 100)))[1]" for p in one.percents)
+            # The rank's bin is the one bin whose running count reaches it and whose predecessor's does not.
+            picks = ", ".join(f"MAX((minimum + maximum) / 2) FILTER (WHERE below >= {rank} AND below - n < {rank})"
+                              for rank in (f"GREATEST(1, ({int(p)} * whole + 99) / 100)" for p in one.percents))
             selects.append(f"SELECT {index}, bucket, value::text, metric::text, {combined}, {picks}"
                            f"{', ' + pad if pad else ''} FROM r{index}_running GROUP BY bucket, value, metric")
         else:
@@ -137,6 +149,21 @@ def statement(project, start, end, filters, reads: list[Read], use_rollups: bool
                            f"{', ' + pad if pad else ''} FROM r{index}_bins")
     union = "\nUNION ALL\n".join(f"({select})" for select in selects)
     return f"WITH {', '.join(ctes)}\n{union}", params
+
+
+def source_of(reads: list[Read], index: int) -> int | None:
+    """A read whose bins hold this read's, at a step as fine and split by the
+    same dimension or this one by none (the coarsest such, the fewest rows
+    to add up), or None. Only reads that have no such read themselves serve."""
+    def covers(other: Read, one: Read) -> bool:
+        return (other.pool_of is None and one.pool_of is None and set(one.metrics) <= set(other.metrics)
+                and (bool(other.percents) or not one.percents) and one.by in ("", other.by)
+                and GRAINS.index(other.step) >= GRAINS.index(one.step)
+                and (other.step, other.by) != (one.step, one.by))
+
+    bases = [j for j, other in enumerate(reads) if not any(covers(r, other) for r in reads)]
+    found = [j for j in bases if j != index and covers(reads[j], reads[index])]
+    return min(found, key=lambda j: GRAINS.index(reads[j].step)) if found else None
 
 
 def scan(project, filters, params: dict, name: str, intervals, extra: str = "TRUE") -> str:
@@ -157,21 +184,20 @@ def binned(scans: list[str], grain: str, dimensions: list[str]) -> str:
 def derived(table: str, grain: str, one: Read, index: int) -> str:
     """A read's rows of the binned raw rows in `table`, at its own step and group."""
     bucket = "bucket" if one.step == grain else bucket_sql(one.step, "bucket")
-    combined = ", ".join(f"{COMBINE_SQL[name]}({name})" for name in FIGURES)
-    return (f"SELECT {bucket}, {one.by or 'NULL'}, metric, {'bin' if one.percents else '0'}, {combined} "
-            f"FROM {table} WHERE metric = ANY(%(m{index})s) GROUP BY 1, 2, 3, 4")
+    # Not added up here: the read adds up its parts once, rollup rows and these together.
+    return (f"SELECT {bucket}, {one.by or 'NULL'}, metric, {'bin' if one.percents else '0'}, {', '.join(FIGURES)} "
+            f"FROM {table} WHERE metric = ANY(%(m{index})s)")
 
 
 def day_stats(one: Read, index: int, mask: int, chosen: dict) -> str:
     """A read's rows of the rollup: binned, a group's day is its bins without
     the row of them added up; summed, that row alone."""
     conditions = "".join(f" AND {value_sql(column, f'%(f_{column})s', value)}" for column, value in chosen.items())
-    combined = ", ".join(f"{COMBINE_SQL[name]}({name})" for name in FIGURES)
     bins = f" AND bin {'<>' if one.percents else '='} {WHOLE_BIN}"
     return (f"SELECT {bucket_sql(one.step, 'day')}, {one.by or 'NULL'}, metric, {'bin' if one.percents else '0'}, "
-            f"{combined} FROM {DayStat._meta.db_table} WHERE project_id = %(project)s "
+            f"{', '.join(FIGURES)} FROM {DayStat._meta.db_table} WHERE project_id = %(project)s "
             f"AND environment = %(environment)s AND mask = {int(mask)} AND metric = ANY(%(m{index})s) "
-            f"AND day >= %(day_from)s AND day < %(day_to)s{conditions}{bins} GROUP BY 1, 2, 3, 4")
+            f"AND day >= %(day_from)s AND day < %(day_to)s{conditions}{bins}")
 
 
 def pooled_ctes(index: int, one: Read, combined: str) -> list[str]:
