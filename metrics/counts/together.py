@@ -13,9 +13,19 @@ from metrics.counts import summaries
 from metrics.counts.split import split
 from metrics.filter_match import value_param, value_sql
 from metrics.models import WHOLE_BIN, DayStat
+from metrics.rollups.schema import NODE
 from metrics.rollups.snapshot import one_snapshot
 from metrics.rollups.sql import bucket_sql, fetch
-from metrics.rollups.values import AGGREGATES_SQL, COMBINE_SQL, FIGURES, fine_bin_sql, stat_mask, stat_values_sql
+from metrics.rollups.values import (
+    AGGREGATES_SQL,
+    COMBINE_SQL,
+    FIELD_SQL,
+    FIGURES,
+    MODEL_SQL,
+    fine_bin_sql,
+    stat_mask,
+    stat_values_sql,
+)
 from metrics.rollups.watermark import read_marks
 from metrics.stats.summary import Distribution, Ranked
 
@@ -94,18 +104,31 @@ def statement(project, start, end, filters, reads: list[Read], use_rollups: bool
     grain = max((one.step for one in reads), key=GRAINS.index)
     params = {"project": project.pk, "environment": filters.environment, "metric": metrics, "window_start": start,
               **{f"f_{column}": value_param(value) for column, value in chosen.items()}}
+    ranked = sorted({m for one in reads if one.percents for m in one.metrics})
+    if all(m in FIELD_SQL for m in metrics) and len(ranked) <= 1:
+        # Node fields, one of them ranked: the nodes added up without a row per value.
+        def binned(wheres):
+            return binned_fields(wheres, grain, dimensions, metrics, ranked[0] if ranked else None)
+    else:
+        def binned(wheres):
+            return binned_values([stat_values_sql(w, tuple(metrics), "%(metric)s", "%(environment)s")
+                                  for w in wheres], grain, dimensions)
+
+    def where(intervals, extra: str, name: str) -> str:
+        return summaries.raw_where(project, filters, intervals, params, extra, name)
+
     if any(rolled):
         params["day_from"], params["day_to"] = days.whole
         mark = int(read_marks().node)
-        after = [scan(project, filters, params, "late", [days.whole], f"n.id > {mark}")]
+        after = [where([days.whole], f"n.id > {mark}", "late")]
         if days.partial:
-            after.append(scan(project, filters, params, "edge", days.partial))
-        rest = [scan(project, filters, params, "rest", [days.whole], f"n.id <= {mark}")]
+            after.append(where(days.partial, "TRUE", "edge"))
+        rest = [where([days.whole], f"n.id <= {mark}", "rest")]
     else:
-        after, rest = [scan(project, filters, params, "edge", [(start, end)])], []
-    ctes = [f"edge AS MATERIALIZED ({binned(after, grain, dimensions)})"]
+        after, rest = [where([(start, end)], "TRUE", "edge")], []
+    ctes = [f"edge AS MATERIALIZED ({binned(after)})"]
     if rest and not all(rolled):
-        ctes.append(f"rest AS MATERIALIZED ({binned(rest, grain, dimensions)})")
+        ctes.append(f"rest AS MATERIALIZED ({binned(rest)})")
     combined = ", ".join(f"{COMBINE_SQL[name]}({name}) AS {name}" for name in FIGURES)
     figures = ", ".join(FIGURES)
     width = max((len(one.percents) for one in reads), default=0)
@@ -134,19 +157,22 @@ def statement(project, start, end, filters, reads: list[Read], use_rollups: bool
             ctes.append(f"r{index}_parts (bucket, value, metric, bin, {figures}) AS ({union})")
             ctes.append(f"r{index}_bins AS (SELECT GREATEST(bucket, %(window_start)s) AS bucket, value, metric, bin, "
                         f"{combined} FROM r{index}_parts GROUP BY 1, 2, 3, 4)")
-        pad = ", ".join(["NULL::float8"] * (width - len(one.percents)))
+        pad = ", ".join(f"NULL::float8 AS p{i}" for i in range(len(one.percents), width))
         if one.percents:
             ctes.append(f"r{index}_running AS (SELECT *, (SUM(n) OVER (PARTITION BY bucket, value, metric "
                         f"ORDER BY bin))::bigint AS below, (SUM(n) OVER (PARTITION BY bucket, value, metric))::bigint "
                         f"AS whole FROM r{index}_bins)")
             # The rank's bin is the one bin whose running count reaches it and whose predecessor's does not.
-            picks = ", ".join(f"MAX((minimum + maximum) / 2) FILTER (WHERE below >= {rank} AND below - n < {rank})"
-                              for rank in (f"GREATEST(1, ({int(p)} * whole + 99) / 100)" for p in one.percents))
-            selects.append(f"SELECT {index}, bucket, value::text, metric::text, {combined}, {picks}"
-                           f"{', ' + pad if pad else ''} FROM r{index}_running GROUP BY bucket, value, metric")
+            picks = ", ".join(f"MAX((minimum + maximum) / 2) FILTER (WHERE below >= {rank} AND below - n < {rank}) AS p{i}"
+                              for i, rank in enumerate(f"GREATEST(1, ({int(p)} * whole + 99) / 100)"
+                                                       for p in one.percents))
+            ctes.append(f"r{index}_found AS (SELECT bucket, value, metric, {combined}, {picks}"
+                        f"{', ' + pad if pad else ''} FROM r{index}_running GROUP BY bucket, value, metric)")
         else:
-            selects.append(f"SELECT {index}, bucket, value::text, metric::text, {figures}"
-                           f"{', ' + pad if pad else ''} FROM r{index}_bins")
+            ctes.append(f"r{index}_found AS (SELECT bucket, value, metric, {figures}"
+                        f"{', ' + pad if pad else ''} FROM r{index}_bins)")
+        picked = ", ".join([figures, *(f"p{i}" for i in range(width))])
+        selects.append(f"SELECT {index}, bucket, value::text, metric::text, {picked} FROM r{index}_found")
     union = "\nUNION ALL\n".join(f"({select})" for select in selects)
     return f"WITH {', '.join(ctes)}\n{union}", params
 
@@ -159,6 +185,9 @@ def source_of(reads: list[Read], index: int) -> int | None:
         return (other.pool_of is None and one.pool_of is None and set(one.metrics) <= set(other.metrics)
                 and (bool(other.percents) or not one.percents) and one.by in ("", other.by)
                 and GRAINS.index(other.step) >= GRAINS.index(one.step)
+                # A read of the whole window, or of sums (a row per group and bucket), has few rows
+                # to add up; a read of bins by bucket has more than the rollup holds for this read.
+                and (other.step == "" or not other.percents)
                 and (other.step, other.by) != (one.step, one.by))
 
     bases = [j for j, other in enumerate(reads) if not any(covers(r, other) for r in reads)]
@@ -166,19 +195,37 @@ def source_of(reads: list[Read], index: int) -> int | None:
     return min(found, key=lambda j: GRAINS.index(reads[j].step)) if found else None
 
 
-def scan(project, filters, params: dict, name: str, intervals, extra: str = "TRUE") -> str:
-    """The values of the raw rows in `intervals` (and `extra`) matching the filters."""
-    where = summaries.raw_where(project, filters, intervals, params, extra, name)
-    return stat_values_sql(where, tuple(params["metric"]), "%(metric)s", "%(environment)s")
-
-
-def binned(scans: list[str], grain: str, dimensions: list[str]) -> str:
-    """The scans' values per bucket of `grain`, dimension, metric and fine bin."""
+def binned_values(scans: list[str], grain: str, dimensions: list[str]) -> str:
+    """The scans' values (stat_values_sql) per bucket of `grain`, dimension, metric and fine bin."""
     keys = [f"{bucket_sql(grain, 'timestamp')} AS bucket", *dimensions, "metric", "bin"]
     union = " UNION ALL ".join(f"({sql})" for sql in scans)
     return (f"SELECT {', '.join(keys)}, {AGGREGATES_SQL} "
             f"FROM (SELECT v.*, {fine_bin_sql('v.x')} AS bin FROM ({union}) AS v) AS b "
             f"GROUP BY {', '.join(str(i) for i in range(1, len(keys) + 1))}")
+
+
+def binned_fields(wheres: list[str], grain: str, dimensions: list[str], metrics: list[str], ranked: str | None) -> str:
+    """binned_values for node fields alone, `ranked` (one of them, or None)
+    on the fine grid and the others in bin 0 (read added up): the nodes are
+    grouped by bucket, dimension and the ranked field's bin, each field's
+    figures added up beside the others', then turned into a row per field."""
+    xs = {metric: f"x{i}" for i, metric in enumerate(metrics)}
+    fields = ", ".join(f"({FIELD_SQL[metric]})::float8 AS {x}" for metric, x in xs.items())
+    columns = ", ".join(["n.timestamp", *(f"n.{d}" if d != "model" else f"{MODEL_SQL} AS model" for d in dimensions)])
+    union = " UNION ALL ".join(f"(SELECT {columns}, {fields} FROM {NODE} n WHERE {where})" for where in wheres)
+    figures = ", ".join(f"COUNT({x})::bigint, SUM({x}), SUM({x} * {x}), SUM({x} * {x} * {x}), "
+                        f"SUM({x} * {x} * {x} * {x}), MIN({x}), MAX({x}), COUNT(*) FILTER (WHERE {x} <> floor({x}))::bigint"
+                        for x in xs.values())
+    names = ", ".join(f"{name}{i}" for i in range(len(xs)) for name in FIGURES)
+    keys = ["bucket", *dimensions, "ranked_bin"]
+    rows = ", ".join(f"('{metric}'::varchar, {'ranked_bin' if metric == ranked else '0'}, "
+                     f"{', '.join(f'{name}{i}' for name in FIGURES)})" for i, metric in enumerate(metrics))
+    ranked_bin = fine_bin_sql(xs[ranked]) if ranked else "0"
+    return (f"SELECT {', '.join(['bucket', *dimensions])}, f.metric, f.bin, {', '.join(f'f.{n}' for n in FIGURES)} "
+            f"FROM (SELECT {bucket_sql(grain, 'timestamp')} AS bucket, {', '.join(dimensions) + ', ' if dimensions else ''}"
+            f"{ranked_bin} AS ranked_bin, {figures} FROM ({union}) AS v "
+            f"GROUP BY {', '.join(str(i) for i in range(1, len(keys) + 1))}) AS g ({', '.join(keys)}, {names}) "
+            f"CROSS JOIN LATERAL (VALUES {rows}) AS f (metric, bin, {', '.join(FIGURES)}) WHERE f.n > 0")
 
 
 def derived(table: str, grain: str, one: Read, index: int) -> str:
@@ -201,7 +248,8 @@ def day_stats(one: Read, index: int, mask: int, chosen: dict) -> str:
 
 
 def pooled_ctes(index: int, one: Read, combined: str) -> list[str]:
-    volumes = " UNION ALL ".join(f"(SELECT value, n FROM r{source}_bins)" for source in one.volume_of)
+    # Counted from the reads' answers (a row per bucket and group), not their bins.
+    volumes = " UNION ALL ".join(f"(SELECT value, n FROM r{source}_found)" for source in one.volume_of)
     keep = int(one.keep)
     return [
         f"r{index}_volumes AS (SELECT value, SUM(n) AS volume FROM ({volumes}) AS v GROUP BY value)",
