@@ -40,8 +40,7 @@ class Read:
     before this one, same metrics, step and by) makes it that read's groups
     beyond the `keep` of most volume (their counts added up in the reads
     `volume_of`) ranked as one group, keyed by value None, when more than
-    keep + 1 groups have any: read.pooled_after says whether a legend's
-    choice of those groups is the one made."""
+    keep + 1 groups have any (pooled_after: which)."""
 
     metrics: tuple[str, ...]
     step: str = ""
@@ -82,15 +81,14 @@ def read(project, start, end, filters, reads: list[Read], use_rollups: bool = Tr
     return found
 
 
-def pooled_after(volumes: dict, keep: int) -> list | None:
+def pooled_after(volumes: dict, keep: int, order) -> list:
     """The groups a pooled read pooled, from {value: volume} (as the reads
-    `volume_of` count it), or None when a tie at the cut leaves it open."""
+    `volume_of` count it): those after the `keep` of most volume, ties in
+    `order` (a sort key of a value: the SQL below orders values as
+    metrics.dashboards.series.display_order does), when more than keep + 1."""
     if len(volumes) <= keep + 1:
         return []
-    ranked = sorted(volumes, key=lambda value: -volumes[value])
-    if volumes[ranked[keep - 1]] == volumes[ranked[keep]]:
-        return None
-    return ranked[keep:]
+    return sorted(volumes, key=lambda value: (-volumes[value], order(value)))[keep:]
 
 
 def statement(project, start, end, filters, reads: list[Read], use_rollups: bool) -> tuple[str, dict]:
@@ -117,18 +115,22 @@ def statement(project, start, end, filters, reads: list[Read], use_rollups: bool
     def where(intervals, extra: str, name: str) -> str:
         return summaries.raw_where(project, filters, intervals, params, extra, name)
 
+    # edge: the raw rows no rollup row holds (the partial days, or the whole
+    # window); late: those of the whole days after the watermark; rest: the
+    # whole days' other rows, for a read the rollup cannot answer.
+    ctes, raw = [], ["edge"]
     if any(rolled):
         params["day_from"], params["day_to"] = days.whole
         mark = int(read_marks().node)
-        after = [where([days.whole], f"n.id > {mark}", "late")]
-        if days.partial:
-            after.append(where(days.partial, "TRUE", "edge"))
-        rest = [where([days.whole], f"n.id <= {mark}", "rest")]
+        scans = {"edge": [where(days.partial, "TRUE", "edge")] if days.partial else [],
+                 "late": [where([days.whole], f"n.id > {mark}", "late")]}
+        if not all(rolled):
+            scans["rest"] = [where([days.whole], f"n.id <= {mark}", "rest")]
+        raw = list(scans)
     else:
-        after, rest = [where([(start, end)], "TRUE", "edge")], []
-    ctes = [f"edge AS MATERIALIZED ({binned(after)})"]
-    if rest and not all(rolled):
-        ctes.append(f"rest AS MATERIALIZED ({binned(rest)})")
+        scans = {"edge": [where([(start, end)], "TRUE", "edge")]}
+    for name, wheres in scans.items():
+        ctes.append(f"{name} AS MATERIALIZED ({binned(wheres) if wheres else 'SELECT * FROM ' + NODE + ' WHERE false'})")
     combined = ", ".join(f"{COMBINE_SQL[name]}({name}) AS {name}" for name in FIGURES)
     figures = ", ".join(FIGURES)
     width = max((len(one.percents) for one in reads), default=0)
@@ -148,9 +150,21 @@ def statement(project, start, end, filters, reads: list[Read], use_rollups: bool
             ctes.append(f"r{index}_bins AS (SELECT GREATEST({bucket}, %(window_start)s) AS bucket, "
                         f"{'value' if one.by else 'NULL'} AS value, metric, {'bin' if one.percents else '0'} AS bin, "
                         f"{combined} FROM r{source}_bins WHERE metric = ANY(%(m{index})s) GROUP BY 1, 2, 3, 4)")
+        elif rolled[index] and one.step == "day" and set(chosen) <= {one.by}:
+            # The rollup holds one row per day, group and bin of this read:
+            # only the rows after the watermark in those days (rarely any:
+            # new nodes are today's) make it add them up.
+            parts = f"r{index}_parts (bucket, value, metric, bin, {figures})"
+            ctes.append(f"{parts} AS NOT MATERIALIZED ({day_stats(one, index, masks[index], chosen)})")
+            ctes.append(f"r{index}_bins AS ((SELECT * FROM r{index}_parts WHERE NOT EXISTS (SELECT FROM late)) "
+                        f"UNION ALL (SELECT bucket, value, metric, bin, {combined} FROM ((SELECT * FROM r{index}_parts) "
+                        f"UNION ALL ({derived('late', grain, one, index)})) AS p WHERE EXISTS (SELECT FROM late) "
+                        f"GROUP BY 1, 2, 3, 4) "
+                        f"UNION ALL (SELECT GREATEST(bucket, %(window_start)s), value, metric, bin, {combined} "
+                        f"FROM ({derived('edge', grain, one, index)}) AS e (bucket, value, metric, bin, {figures}) "
+                        f"GROUP BY 1, 2, 3, 4))")
         else:
-            parts = [derived(table, grain, one, index) for table in (["edge"] if rolled[index] else
-                                                                     ["edge", *(["rest"] if rest else [])])]
+            parts = [derived(table, grain, one, index) for table in (["edge", "late"] if rolled[index] else raw)]
             if rolled[index]:
                 parts.insert(0, day_stats(one, index, masks[index], chosen))
             union = " UNION ALL ".join(f"({part})" for part in parts)
@@ -232,8 +246,16 @@ def derived(table: str, grain: str, one: Read, index: int) -> str:
     """A read's rows of the binned raw rows in `table`, at its own step and group."""
     bucket = "bucket" if one.step == grain else bucket_sql(one.step, "bucket")
     # Not added up here: the read adds up its parts once, rollup rows and these together.
-    return (f"SELECT {bucket}, {one.by or 'NULL'}, metric, {'bin' if one.percents else '0'}, {', '.join(FIGURES)} "
+    return (f"SELECT {bucket}, {keys(one)}, {'bin' if one.percents else '0'}, {', '.join(FIGURES)} "
             f"FROM {table} WHERE metric = ANY(%(m{index})s)")
+
+
+def keys(one: Read) -> str:
+    """A read's group and metric columns; text compared byte by byte (the
+    "C" collation): they are only grouped and ranked within, never shown in
+    their order, and the locale's comparison is most of a sort of a month of bins."""
+    value = "NULL" if not one.by else one.by if one.by == "round" else f'{one.by} COLLATE "C"'
+    return f'{value}, metric COLLATE "C"'
 
 
 def day_stats(one: Read, index: int, mask: int, chosen: dict) -> str:
@@ -241,7 +263,7 @@ def day_stats(one: Read, index: int, mask: int, chosen: dict) -> str:
     the row of them added up; summed, that row alone."""
     conditions = "".join(f" AND {value_sql(column, f'%(f_{column})s', value)}" for column, value in chosen.items())
     bins = f" AND bin {'<>' if one.percents else '='} {WHOLE_BIN}"
-    return (f"SELECT {bucket_sql(one.step, 'day')}, {one.by or 'NULL'}, metric, {'bin' if one.percents else '0'}, "
+    return (f"SELECT {bucket_sql(one.step, 'day')}, {keys(one)}, {'bin' if one.percents else '0'}, "
             f"{', '.join(FIGURES)} FROM {DayStat._meta.db_table} WHERE project_id = %(project)s "
             f"AND environment = %(environment)s AND mask = {int(mask)} AND metric = ANY(%(m{index})s) "
             f"AND day >= %(day_from)s AND day < %(day_to)s{conditions}{bins}")
@@ -253,7 +275,11 @@ def pooled_ctes(index: int, one: Read, combined: str) -> list[str]:
     keep = int(one.keep)
     return [
         f"r{index}_volumes AS (SELECT value, SUM(n) AS volume FROM ({volumes}) AS v GROUP BY value)",
-        f"r{index}_kept AS (SELECT value FROM r{index}_volumes ORDER BY volume DESC LIMIT {keep})",
+        # Ties in display order (metrics.dashboards.series.display_order):
+        # whole numbers first, as numbers, then text, no value last.
+        f"r{index}_kept AS (SELECT value FROM r{index}_volumes ORDER BY volume DESC, value IS NULL, "
+        f"NOT value::text ~ '^-?[0-9]+$', CASE WHEN value::text ~ '^-?[0-9]+$' THEN value::text::numeric END, "
+        f"value::text COLLATE \"C\" LIMIT {keep})",
         f"r{index}_bins AS (SELECT bucket, NULL AS value, metric, bin, {combined} FROM r{one.pool_of}_bins b "
         f"WHERE (SELECT COUNT(*) FROM r{index}_volumes) > {keep + 1} AND NOT EXISTS "
         f"(SELECT 1 FROM r{index}_kept k WHERE k.value IS NOT DISTINCT FROM b.value) GROUP BY bucket, metric, bin)",

@@ -6,7 +6,7 @@ and the alert metrics do."""
 
 from metrics.counts import summaries, together
 from metrics.dashboards import legend
-from metrics.dashboards.series import bucket_starts, isos, label
+from metrics.dashboards.series import bucket_starts, display_order, isos, label
 from metrics.params import ChartParams
 from metrics.questions import Question
 from metrics.rollups.values import COST, DURATION, TOKENS, UNPRICED
@@ -87,9 +87,9 @@ def others(project, params: ChartParams, question: Question, by: str, pooled: li
     starts = bucket_starts(question)
     chosen = set(pooled)
     # Their durations ranked as one group in the database, not every bin of
-    # every group fetched: read with the rest unless a tie at the legend's cut
-    # left the database another choice of groups.
-    chose = together.pooled_after(volumes, legend.LEGEND_SERIES) if durations is not None else None
+    # every group fetched: read with the rest (the database chooses the
+    # groups as the legend does), or on their own where it was not (SQLite).
+    chose = together.pooled_after(volumes, legend.LEGEND_SERIES, display_order) if durations is not None else None
     if chose is None or set(chose) != chosen:
         durations = summaries.ranked(project, params.start, params.end, params.filters, (DURATION,), question.step,
                                      by, use_rollups=use_rollups, percents=(95,), pooled=pooled)
