@@ -122,7 +122,8 @@ def statement(project, start, end, filters, reads: list[Read], use_rollups: bool
     if any(rolled):
         params["day_from"], params["day_to"] = days.whole
         mark = int(read_marks().node)
-        scans = {"edge": [where(days.partial, "TRUE", "edge")] if days.partial else [],
+        # A window of whole days has no partial days: an edge of no rows.
+        scans = {"edge": [where(days.partial or [(start, start)], "TRUE" if days.partial else "FALSE", "edge")],
                  "late": [where([days.whole], f"n.id > {mark}", "late")]}
         if not all(rolled):
             scans["rest"] = [where([days.whole], f"n.id <= {mark}", "rest")]
@@ -130,7 +131,7 @@ def statement(project, start, end, filters, reads: list[Read], use_rollups: bool
     else:
         scans = {"edge": [where([(start, end)], "TRUE", "edge")]}
     for name, wheres in scans.items():
-        ctes.append(f"{name} AS MATERIALIZED ({binned(wheres) if wheres else 'SELECT * FROM ' + NODE + ' WHERE false'})")
+        ctes.append(f"{name} AS MATERIALIZED ({binned(wheres)})")
     combined = ", ".join(f"{COMBINE_SQL[name]}({name}) AS {name}" for name in FIGURES)
     figures = ", ".join(FIGURES)
     width = max((len(one.percents) for one in reads), default=0)

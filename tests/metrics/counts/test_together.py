@@ -82,6 +82,25 @@ def test_reads_together_answer_what_each_answers_alone(project, priced):
                 assert answers[-1] == {}
 
 
+def test_confidence_and_metrics_keys_over_whole_days_and_cut_ones(project, priced):
+    """Values other than node fields take the general path (a row per value), and a window of whole days has no edge."""
+    day = BASE_TIME.replace(hour=0, minute=0, second=0, microsecond=0)
+    for start, end in ((day, day + timedelta(days=2)), (day + timedelta(hours=7), day + timedelta(days=2, hours=3))):
+        asked = [together.Read(("", "semantic_entropy"), "day", "agent_id", percents=(50, 95)),
+                 together.Read(("semantic_entropy",), by="step"), together.Read((DURATION, ""), percents=(99,))]
+        for use_rollups in (True, False):
+            answers = together.read(project, start, end, Filters(), asked, use_rollups)
+            for one, answer in zip(asked, answers, strict=True):
+                if one.percents:
+                    alone = summaries.ranked(project, start, end, Filters(), one.metrics, one.step, one.by,
+                                             use_rollups=use_rollups, percents=one.percents)
+                else:
+                    alone = summaries.distributions(project, start, end, Filters(), one.metrics, one.step, one.by,
+                                                    use_rollups=use_rollups, binned=False)
+                assert answer and set(answer) == set(alone)
+                assert_same(answer, alone, one.percents)
+
+
 def test_a_read_pools_the_groups_beyond_the_busiest(project, priced):
     start, end = BASE_TIME - timedelta(hours=3), BASE_TIME + timedelta(days=3, hours=2)
     answers = together.read(project, start, end, Filters(), reads("day", "agent_id"))
