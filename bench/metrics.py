@@ -197,6 +197,7 @@ def chart_cases(params) -> list[tuple]:
         ("calibration", calibration.build, params()),
         ("cost & latency (by agent)", cost.build, params()),
         ("cost & latency, by model", cost.build, params(by="model")),
+        ("cost & latency, by step", cost.build, params(by="step")),
     ]
 
 
@@ -253,9 +254,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--database", default="denoise_bench_metrics", help="the scratch database's name")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument("--reuse", action="store_true",
+                        help="the database a --keep run left: skip generation and the first rollup build (implies --keep)")
     args = parser.parse_args()
 
-    with scratch_django(args.database, keep=args.keep):
+    with scratch_django(args.database, keep=args.keep or args.reuse, reuse=args.reuse):
         from django.utils import timezone
 
         from metrics.counts import summaries
@@ -265,14 +268,19 @@ def main() -> None:
         from metrics.values import Filters, many_window_values, summary
         from tenancy.models import Project
 
-        project = Project.objects.create(slug="bench")
-        started = time.perf_counter()
-        generate(project.pk, args.nodes)
-        print(f"generated {args.nodes:,} nodes in {time.perf_counter() - started:.1f} s")
+        project = Project.objects.filter(slug="bench").first() if args.reuse else None
+        if project is None:
+            project = Project.objects.create(slug="bench")
+            started = time.perf_counter()
+            generate(project.pk, args.nodes)
+            print(f"generated {args.nodes:,} nodes in {time.perf_counter() - started:.1f} s")
 
-        report = refresh_rollups()
-        print(f"rollups built from nothing: {report}")
-        steady_state_traffic(project)
+            report = refresh_rollups()
+            print(f"rollups built from nothing: {report}")
+            steady_state_traffic(project)
+        else:
+            # Its steady-state events were ingested by the run that generated it.
+            print(f"reusing {args.database}: generation and the first rollup build skipped")
         report = refresh_rollups()
         print(f"steady-state refresh (30 s of traffic + late fuses): {report.seconds * 1000:.0f} ms ({report})")
 

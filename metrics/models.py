@@ -140,10 +140,14 @@ class DayStat(models.Model):
 
     class Meta:
         constraints = [
+            # The figures ride in the index: a read of a month of bins by group
+            # (the Cost & latency page's latency by agent and day) is an
+            # index-only scan of adjacent entries, not a heap page per few rows.
             models.UniqueConstraint(
                 fields=["project", "environment", "mask", "metric", "day", "agent_id", "step", "source_type", "round",
                         "model", "bin"],
                 name="daystat_cell_unique", nulls_distinct=False,
+                include=["n", "total", "total_sq", "total_cube", "total_quad", "minimum", "maximum", "fractional"],
             )
         ]
         # The rows of bins added up, found without walking every bin of every day.

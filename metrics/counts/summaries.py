@@ -191,6 +191,15 @@ def raw_rows(project, filters, metric, step, by, intervals, extra: str = "TRUE",
     parts; `name` keeps this statement's intervals apart from another's run beside it."""
     params = {"project": project.pk, "environment": filters.environment,
               "metric": list(metric) if metric is not None else None}
+    where = raw_where(project, filters, intervals, params, extra, name)
+    keys = [bucket_sql(step, "timestamp"), by or "NULL", "metric", "bin" if binned else "0"]
+    return binned_values_sql(where, keys, metric, "%(metric)s", "%(environment)s"), params
+
+
+def raw_where(project, filters, intervals, params: dict, extra: str = "TRUE", name: str = "raw") -> str:
+    """The condition on nodes `n` in `intervals` matching the filters and
+    `extra`; its named parameters added to `params` (%(project)s and
+    %(environment)s the caller's)."""
     times = []
     for index, (low, high) in enumerate(intervals):
         params[f"{name}_from{index}"], params[f"{name}_to{index}"] = low, high
@@ -204,9 +213,7 @@ def raw_rows(project, filters, metric, step, by, intervals, extra: str = "TRUE",
     for index, value in enumerate(environment_params):
         params[f"e{index}"] = value
         environment = environment.replace("%s", f"%(e{index})s", 1)
-    where = f"n.project_id = %(project)s AND ({' OR '.join(times)}) AND {environment}{conditions} AND {extra}"
-    keys = [bucket_sql(step, "timestamp"), by or "NULL", "metric", "bin" if binned else "0"]
-    return binned_values_sql(where, keys, metric, "%(metric)s", "%(environment)s"), params
+    return f"n.project_id = %(project)s AND ({' OR '.join(times)}) AND {environment}{conditions} AND {extra}"
 
 
 def python_distributions(project, start, end, filters, metric, step, by, key_of, binned: bool = True) -> dict:

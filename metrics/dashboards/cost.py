@@ -4,9 +4,9 @@ and the models that have usage but no price. Every figure comes from the
 exact statistics (metrics.counts.summaries), as GET /api/v1/metrics/summary
 and the alert metrics do."""
 
-from metrics.counts import summaries
+from metrics.counts import summaries, together
 from metrics.dashboards import legend
-from metrics.dashboards.series import bucket_starts, isos, label
+from metrics.dashboards.series import bucket_starts, display_order, isos, label
 from metrics.params import ChartParams
 from metrics.questions import Question
 from metrics.rollups.values import COST, DURATION, TOKENS, UNPRICED
@@ -25,20 +25,26 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
     question = Question(params.start, params.end, params.filters, step)
     starts = bucket_starts(question)
 
-    def read(metrics, **kwargs):
-        return summaries.distributions(project, params.start, params.end, params.filters, metrics,
-                                       use_rollups=use_rollups, binned=False, **kwargs)
-
-    def latency(**kwargs):
-        return summaries.ranked(project, params.start, params.end, params.filters, (DURATION,),
-                                use_rollups=use_rollups, percents=PERCENTILES, **kwargs)
-
+    # One statement for every figure: the end days scanned once, not once per figure.
     # Latency's percentiles are ranked in the database (a row per bucket and
     # group, not every bin); tokens and cost need only their sums, added up there too.
-    over_time = latency(step=step)
-    grouped = split_by_metric({**latency(step=step, by=by), **read((TOKENS, COST), step=step, by=by)})
-    per_step = split_by_metric({**latency(by="step"), **read((COST,), by="step")})
-    whole = split_by_metric({**latency(), **read((TOKENS, COST))})
+    reads = [
+        together.Read((DURATION,), step, percents=PERCENTILES),  # 0: latency over time
+        together.Read((DURATION,), step, by, percents=(95,)),  # 1: p95 by group
+        together.Read((TOKENS, COST), step, by),  # 2: tokens and cost by group
+        together.Read((DURATION,), by="step", percents=(95,)),  # 3: the slowest steps
+        together.Read((COST,), by="step"),  # 4: the most expensive steps
+        together.Read((DURATION,), percents=(95,)),  # 5: totals
+        together.Read((TOKENS, COST)),  # 6: totals
+        together.Read((UNPRICED,), by="model"),  # 7: unpriced models
+        # 8: the groups beyond the legend's, their durations ranked as one.
+        together.Read((DURATION,), step, by, percents=(95,), pool_of=1, volume_of=(1, 2), keep=legend.LEGEND_SERIES),
+    ]
+    answers = together.read(project, params.start, params.end, params.filters, reads, use_rollups)
+    over_time = answers[0]
+    grouped = split_by_metric({**answers[1], **answers[2]})
+    per_step = split_by_metric({**answers[3], **answers[4]})
+    whole = split_by_metric({**answers[5], **answers[6]})
 
     def at(found, start, value, metric) -> Distribution:
         return found.get((question.bucket_key(start) if start is not None else params.start, value, metric),
@@ -68,20 +74,25 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
             "cost_usd": [at(grouped[COST], s, value, COST).summed for s in starts],
         } for value in groups],
         # The rest as one line: tokens and cost added up, p95 ranked over their pooled durations.
-        "others": others(project, params, question, by, pooled, grouped, use_rollups) if pooled else None,
+        "others": others(project, params, question, by, pooled, grouped, answers[8], volumes, use_rollups)
+        if pooled else None,
         "slowest_steps": ranked(per_step[DURATION], DURATION, lambda d: d.percentile(95)),
         "expensive_steps": ranked(per_step[COST], COST, lambda d: d.summed),
-        "unpriced_models": unpriced_models(project, params, use_rollups),
+        "unpriced_models": unpriced_models(answers[7]),
     }
 
 
 def others(project, params: ChartParams, question: Question, by: str, pooled: list, grouped: dict,
-           use_rollups: bool) -> dict:
+           durations: dict | None, volumes: dict, use_rollups: bool) -> dict:
     starts = bucket_starts(question)
     chosen = set(pooled)
-    # Their durations ranked as one group in the database, not every bin of every group fetched.
-    durations = summaries.ranked(project, params.start, params.end, params.filters, (DURATION,), question.step, by,
-                                 use_rollups=use_rollups, percents=(95,), pooled=pooled)
+    # Their durations ranked as one group in the database, not every bin of
+    # every group fetched: read with the rest (the database chooses the
+    # groups as the legend does), or on their own where it was not (SQLite).
+    chose = together.pooled_after(volumes, legend.LEGEND_SERIES, display_order) if durations is not None else None
+    if chose is None or set(chose) != chosen:
+        durations = summaries.ranked(project, params.start, params.end, params.filters, (DURATION,), question.step,
+                                     by, use_rollups=use_rollups, percents=(95,), pooled=pooled)
 
     def pooled_at(found: dict, start) -> Distribution:
         merged = Distribution()
@@ -116,11 +127,9 @@ def ranked(found: dict, metric: str, key) -> list[dict]:
             for value, d in rows[:TOP]]
 
 
-def unpriced_models(project, params: ChartParams, use_rollups: bool = True) -> list[dict]:
+def unpriced_models(found: dict) -> list[dict]:
     """Models with token usage and no cost in the window (no price in the
-    project's table when they arrived): the statistics rollup's unpriced
-    tokens by model, counted."""
-    found = summaries.distributions(project, params.start, params.end, params.filters, (UNPRICED,), by="model",
-                                    use_rollups=use_rollups, binned=False)
+    project's table when they arrived), from the statistics rollup's
+    unpriced tokens by model (not a scan of the window's nodes), counted."""
     counted = sorted(((value, d.count) for (_, value, _), d in found.items() if d.count), key=lambda r: (-r[1], r[0]))
     return [{"model": model or "(none)", "nodes": nodes} for model, nodes in counted]

@@ -9,6 +9,8 @@ from collections import Counter
 from datetime import datetime, timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from metrics.counts import summaries
 from metrics.dashboards import cost
@@ -121,3 +123,13 @@ def assert_same(rolled, raw) -> None:
         assert rolled == pytest.approx(raw, rel=1e-12)
     else:
         assert rolled == raw
+
+
+@pytest.mark.parametrize("by, step", [("agent_id", "day"), ("model", "day"), ("step", "day"), ("agent_id", "hour")])
+def test_the_page_is_one_statement_and_the_watermark(project, priced, by, step):
+    """Every figure in one statement (metrics.counts.together), beside the
+    watermark's read: the end days are scanned once, not once per figure."""
+    start, end = WINDOW
+    with CaptureQueriesContext(connection) as captured:
+        cost.build(project, ChartParams(start, end, step=step, by=by))
+    assert len(captured) == 2, [query["sql"][:80] for query in captured]
