@@ -21,13 +21,14 @@ per-rule evaluation in the same run.
 4. Destinations, same run: the same rules without destinations, then with a
    third of them routed to each of Slack, email and PagerDuty (local stand-ins:
    HTTP receivers and an SMTP server on 127.0.0.1, each answering after
-   `--receiver-ms`), alternated for `--rounds` rounds, every rule's state reset
-   before each first tick. Prints the evaluation (claim, compute, write states
-   and events, commit) with and without destinations: the median, the fastest
-   and each round's ratio (with ÷ without, the round's two runs back to back)
-   with the load average; then, apart from it, what runs after the evaluation
-   has committed: the fan-out of its events to delivery rows and their first
-   attempts (in production the Celery tick hands both to the delivery workers).
+   `--receiver-ms`), alternated for `--rounds` rounds (which goes first swapped
+   every round), every rule's state reset before each first tick. Prints the
+   evaluation (claim, compute, write states and events, commit) with and
+   without destinations: the median, the fastest and each round's ratio (with
+   ÷ without, the round's two runs back to back) with the load average; then,
+   apart from it, what runs after the evaluation has committed: the fan-out of
+   its events to delivery rows and their first attempts (in production the
+   Celery tick hands both to the delivery workers).
 """
 
 import argparse
@@ -251,9 +252,10 @@ def destination_figures(at, args) -> None:
             return evaluated, fanned_out, time.perf_counter() - started, len(ids)
 
         plain, routed_runs, loads = [], [], []
-        for _ in range(args.rounds):  # alternated, so load on the machine falls on both alike
-            plain.append(first_tick(False))
-            routed_runs.append(first_tick(True))
+        # Alternated, the order swapped every round: load on the machine, and its drift, fall on both alike.
+        for round_number in range(args.rounds):
+            for with_destinations in (False, True) if round_number % 2 == 0 else (True, False):
+                (routed_runs if with_destinations else plain).append(first_tick(with_destinations))
             loads.append(os.getloadavg()[0])
         without = statistics.median(r[0] for r in plain)
         with_ = statistics.median(r[0] for r in routed_runs)
