@@ -25,10 +25,11 @@ per-rule evaluation in the same run.
    every round), every rule's state reset before each first tick. Prints the
    evaluation (claim, compute, write states and events, commit) with and
    without destinations: the median, the fastest and each round's ratio (with
-   ÷ without, the round's two runs back to back) with the load average; then,
-   apart from it, what runs after the evaluation has committed: the fan-out of
-   its events to delivery rows and their first attempts (in production the
-   Celery tick hands both to the delivery workers).
+   ÷ without, the round's two runs back to back) with the load average, and
+   this process's CPU time in it (the Python half, which load skews least);
+   then, apart from it, what runs after the evaluation has committed: the
+   fan-out of its events to delivery rows and their first attempts (in
+   production the Celery tick hands both to the delivery workers).
 """
 
 import argparse
@@ -233,7 +234,7 @@ def destination_figures(at, args) -> None:
             ("slack", {"url": slack.url}), ("email", {"to": ["oncall@example.org"]}),
             ("pagerduty", {"routing_key": "R0UT1NGKEY"})] * len(rules))]
 
-        def first_tick(with_destinations: bool) -> tuple[float, float, float, int]:
+        def first_tick(with_destinations: bool) -> tuple[float, float, float, int, float]:
             AlertEvent.objects.all().delete()
             Delivery.objects.all().delete()
             Destination.objects.all().delete()
@@ -241,15 +242,15 @@ def destination_figures(at, args) -> None:
                 Destination.objects.bulk_create(routed)
             AlertRule.objects.update(state="ok", pending_since=None, last_evaluated_at=None, last_holding=None,
                                      notified_state="resolved", notified_at=None)
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             event_ids = evaluation.evaluate(at)
-            evaluated = time.perf_counter() - started
+            evaluated, cpu = time.perf_counter() - started, time.process_time() - cpu
             started = time.perf_counter()
             ids = notifications.fan_out(event_ids)
             fanned_out = time.perf_counter() - started
             started = time.perf_counter()
             delivery.attempt_many(ids)
-            return evaluated, fanned_out, time.perf_counter() - started, len(ids)
+            return evaluated, fanned_out, time.perf_counter() - started, len(ids), cpu
 
         plain, routed_runs, loads = [], [], []
         # Alternated, the order swapped every round: load on the machine, and its drift, fall on both alike.
@@ -276,6 +277,10 @@ def destination_figures(at, args) -> None:
         print(f"  per round, with / without: median {statistics.median(ratios):.2f}x, from {min(ratios):.2f}x to "
               f"{max(ratios):.2f}x ({' '.join(f'{r:.2f}' for r in ratios)}); 1-min load average "
               f"{min(loads):.2f}-{max(loads):.2f}")
+        # This process's CPU time (the Python half of the evaluation) is what other load on the machine skews least.
+        cpu_without, cpu_with = statistics.median(r[4] for r in plain), statistics.median(r[4] for r in routed_runs)
+        print(f"  CPU time of this process in the evaluation (median): without {cpu_without:.3f} s, with "
+              f"{cpu_with:.3f} s  -> {cpu_with / cpu_without:.2f}x")
         print("after the evaluation has committed (the Celery tick hands these to the delivery workers):")
         print(f"  fan-out of its events to {count} deliveries (median) {fan_out:7.3f} s")
         print(f"  first attempts (median)                          {sending:7.3f} s  ({delivered}/{count} delivered)")
