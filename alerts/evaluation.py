@@ -172,7 +172,10 @@ def _notify(rules: list[AlertRule], events: list[AlertEvent], now, silenced: sil
                 event.rule, event.sent_late_at = rule, now
                 rule.notified_state, rule.notified_at = event.state, now
                 sending.append(event)
-        AlertEvent.objects.filter(pk__in=[e.pk for e in sending if e.sent_late_at]).update(sent_late_at=now)
+        AlertEvent.objects.filter(pk__in=[e.pk for e in sending if e.sent_late_at]).update(
+            sent_late_at=now, fan_out_pending=True)
+    for event in sending:
+        event.fan_out_pending = True
     return sending
 
 
@@ -209,8 +212,13 @@ def _save_states(rules: list[AlertRule]) -> None:
 
 
 def evaluate(now: datetime) -> list[int]:
-    """One tick over every enabled rule; returns the ids of the deliveries it
-    created (their first attempt is the caller's, after this commits)."""
+    """One tick over every enabled rule; returns the ids of the events it sends.
+
+    Its transaction writes the rules' states and the events (those to send
+    marked `fan_out_pending`), whether the rules have destinations or not:
+    their deliveries are made after it commits (`notifications.fan_out`, the
+    caller's), so routing rules costs the tick nothing, and a fan-out lost on
+    the way is made by the periodic delivery job."""
     with transaction.atomic():
         rules = _claim_rules(now)
         by_project = defaultdict(list)
@@ -232,16 +240,23 @@ def evaluate(now: datetime) -> list[int]:
         sending = _notify(rules, events, now, silenced)
         _save_states(rules)
         AlertEvent.objects.bulk_create(events)
-        delivery_ids = notifications.create_deliveries(sending)
+    return [event.pk for event in sending]
+
+
+def send_now(event_ids: list[int]) -> list[int]:
+    """These events' deliveries, made and first attempted here; their ids."""
+    delivery_ids = notifications.fan_out(event_ids)
+    delivery.attempt_many(delivery_ids)
     return delivery_ids
 
 
-def tick(now: datetime, send=delivery.attempt_many) -> list[int]:
+def tick(now: datetime, send=send_now) -> list[int]:
     """What the minute job does: evaluate (its transaction commits first, so no
-    rule stays locked while a receiver answers), then `send` the notifications
-    it produced: their first attempt here by default (`evaluate_alerts`), or
-    handed to the delivery workers (the Celery task)."""
+    rule stays locked while a receiver answers), then `send` the events it
+    decided to send: fanned out and first attempted here by default
+    (`evaluate_alerts`), or handed to the delivery workers (the Celery task).
+    Returns the events' ids."""
     watchdog.beat(watchdog.TICK)
-    delivery_ids = evaluate(now)
-    send(delivery_ids)
-    return delivery_ids
+    event_ids = evaluate(now)
+    send(event_ids)
+    return event_ids

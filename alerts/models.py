@@ -162,6 +162,10 @@ class AlertEvent(models.Model):
     held_back = models.BooleanField(default=False, help_text="Not sent when recorded: storm control.")
     sent_late_at = models.DateTimeField(null=True, blank=True,
                                         help_text="Held back, then sent because the state it reports still held.")
+    # Set by the tick that decides to send it, cleared by the fan-out (alerts/notifications.fan_out)
+    # that makes its deliveries in the same transaction: the tick's own transaction writes no
+    # delivery, and a fan-out is made once however many runners ask for it.
+    fan_out_pending = models.BooleanField(default=False, help_text="To be sent: its deliveries are not made yet.")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -169,6 +173,8 @@ class AlertEvent(models.Model):
         indexes = [
             models.Index(fields=["project", "-at"], name="alertevent_project_recent"),
             models.Index(fields=["rule", "-at"], name="alertevent_rule_recent"),
+            # The periodic job's sweep for fan-outs whose message was lost: only the few pending rows.
+            models.Index(fields=["id"], name="alertevent_fan_out_pending", condition=Q(fan_out_pending=True)),
         ]
 
     def __str__(self):

@@ -1,12 +1,14 @@
 """What gets sent: one Delivery row per message and destination, its body rendered
 by the destination's kind (alerts/transports/) and frozen, so every attempt
-sends the same bytes. A rule's firing or resolution is rendered at its first
-attempt (from its event, outside the evaluation's transaction: the tick only
-inserts the rows); tests and notices, which have no event, at creation."""
+sends the same bytes. A rule's firing or resolution becomes its rows after the
+evaluation has committed (`fan_out`: the tick only marks the events it sends)
+and its body is rendered at its first attempt, from its event; tests and
+notices, which have no event, are rendered at creation."""
 
 from datetime import datetime
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from alerts import messages
@@ -46,20 +48,53 @@ def active_destinations(project_ids, rule_ids) -> dict[int, list[Destination]]:
     return found
 
 
-def create_deliveries(events: list[AlertEvent]) -> list[int]:
-    """One delivery per event and active destination of its rule; their ids.
+def fan_out(event_ids: list[int]) -> list[int]:
+    """The deliveries of these events, one per active destination of the
+    event's rule; their ids. Only events the tick marked `fan_out_pending` are
+    fanned out, and the mark is cleared in the transaction that inserts their
+    deliveries: whoever runs it (the tick's caller, a delivery worker, the
+    periodic job, twice or at once), an event's deliveries are made once.
 
-    This runs inside the evaluation's transaction, once per tick: the rules'
-    destinations come in one query and the rows go in one INSERT, an array
-    only for what differs per row (building Delivery objects for bulk_create
-    cost more than the rest of the tick's writes together). Bodies are
-    rendered at the first attempt."""
+    The claim is by event id across projects, like the delivery worker's claim
+    of due deliveries: a background job, under Citus a multi-shard UPDATE."""
+    if not event_ids:
+        return []
+    with transaction.atomic():
+        return _create_deliveries(_claim_fan_outs(event_ids))
+
+
+def pending_fan_outs(limit: int = 1000) -> list[int]:
+    """Events whose fan-out has not run (its message was lost, its runner died)."""
+    return list(AlertEvent.objects.filter(fan_out_pending=True).order_by("pk").values_list("pk", flat=True)[:limit])
+
+
+def _claim_fan_outs(event_ids: list[int]) -> list[tuple[int, int, int, str]]:
+    """(id, project_id, rule_id, state) of those still pending, now marked done.
+    One conditional UPDATE: a concurrent claim of the same event waits for this
+    transaction and then finds it done (or, rolled back, still pending)."""
+    table = AlertEvent._meta.db_table
+    with bound_cursor() as cursor:
+        if is_postgres():
+            matching, parameters = "id = ANY(%s)", [list(event_ids)]
+        else:
+            matching, parameters = f"id IN ({', '.join(['%s'] * len(event_ids))})", list(event_ids)
+        cursor.execute(f"UPDATE {table} SET fan_out_pending = %s WHERE {matching} AND fan_out_pending = %s "
+                       "RETURNING id, project_id, rule_id, state", [False, *parameters, True])
+        return cursor.fetchall()
+
+
+def _create_deliveries(events: list[tuple[int, int, int, str]]) -> list[int]:
+    """One delivery per (id, project_id, rule_id, state) and active destination
+    of its rule; their ids. The destinations come in one query and the rows go
+    in one INSERT, an array only for what differs per row. Bodies are rendered
+    at the first attempt."""
     if not events:
         return []
-    destinations = active_destinations({e.project_id for e in events}, {e.rule_id for e in events})
+    destinations = active_destinations({project_id for _, project_id, _, _ in events},
+                                       {rule_id for _, _, rule_id, _ in events})
     now = timezone.now()
-    rows = [(event.project_id, event.rule_id, event.pk, d.pk, d.target[:2000], new_webhook_id(), f"alert.{event.state}")
-            for event in events for d in destinations.get(event.rule_id, [])]
+    rows = [(project_id, rule_id, event_id, d.pk, d.target[:2000], new_webhook_id(), f"alert.{state}")
+            for event_id, project_id, rule_id, state in events for d in destinations.get(rule_id, [])]
     if not rows:
         return []
     if not is_postgres():

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import connections, transaction
 from django.utils import timezone
 
-from alerts import delivery, evaluation, watchdog
+from alerts import delivery, evaluation, notifications, watchdog
 
 
 @shared_task(name="alerts.tasks.evaluate_alerts", ignore_result=True)
@@ -23,6 +23,12 @@ def watch_checks():
     delivery.attempt_many(watchdog.notify(timezone.now()))
 
 
+@shared_task(name="alerts.tasks.fan_out", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def fan_out(event_ids: list[int]):
+    # Idempotent: an event already fanned out (by the periodic job, or this message delivered twice) is skipped.
+    send_after_commit(notifications.fan_out(event_ids))
+
+
 @shared_task(name="alerts.tasks.deliver", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def deliver(delivery_id: int):
     # Idempotent: a delivery that is not due (done, or claimed by a live runner) is left alone.
@@ -31,6 +37,8 @@ def deliver(delivery_id: int):
 
 @shared_task(name="alerts.tasks.retry_due_deliveries", ignore_result=True)
 def retry_due_deliveries():
+    # Fan-outs whose message was lost first: their deliveries are due at once.
+    notifications.fan_out(notifications.pending_fan_outs())
     send_after_commit(delivery.due_ids(timezone.now()))
 
 
@@ -39,22 +47,25 @@ def send_after_commit(delivery_ids: list[int]) -> None:
         transaction.on_commit(partial(deliver.delay, delivery_id))
 
 
-def hand_off(delivery_ids: list[int]) -> None:
-    """The tick's deliveries to whoever sends them, without waiting for a receiver.
-    With a broker: the delivery workers. Without one (the embedded default) tasks
-    run eagerly, in the scheduler's thread, one after the other, so a slow receiver
-    held the minute's tick; a thread of this process sends them instead. A process
-    that exits mid-send leaves its claims to run out: retry_due_deliveries sends
-    them again (at least once, as with a killed worker)."""
+def hand_off(event_ids: list[int]) -> None:
+    """The tick's events to whoever fans them out and sends them, without
+    waiting for a receiver. With a broker: the delivery workers. Without one
+    (the embedded default) tasks run eagerly, in the scheduler's thread, one
+    after the other, so a slow receiver held the minute's tick; a thread of this
+    process sends them instead. A process that exits mid-way leaves its events
+    pending or its claims to run out: retry_due_deliveries fans them out or
+    sends them again (at least once, as with a killed worker)."""
+    if not event_ids:
+        return
     if not settings.CELERY_TASK_ALWAYS_EAGER:
-        send_after_commit(delivery_ids)
-    elif delivery_ids:
-        threading.Thread(target=_attempt_in_background, args=(delivery_ids,), name="alert-deliveries",
+        transaction.on_commit(partial(fan_out.delay, list(event_ids)))
+    else:
+        threading.Thread(target=_send_in_background, args=(event_ids,), name="alert-deliveries",
                          daemon=True).start()
 
 
-def _attempt_in_background(delivery_ids: list[int]) -> None:
+def _send_in_background(event_ids: list[int]) -> None:
     try:
-        delivery.attempt_many(delivery_ids)
+        evaluation.send_now(event_ids)
     finally:
         connections.close_all()

@@ -21,14 +21,19 @@ per-rule evaluation in the same run.
 4. Destinations, same run: the same rules without destinations, then with a
    third of them routed to each of Slack, email and PagerDuty (local stand-ins:
    HTTP receivers and an SMTP server on 127.0.0.1, each answering after
-   `--receiver-ms`), every rule's state reset before each first tick. Prints
-   the evaluation (claim, compute, write states, events and deliveries, commit)
-   with and without destinations and its ratio, and apart from it the first
-   delivery attempts, which run after the evaluation has committed: in
-   production the Celery tick hands them to the delivery workers.
+   `--receiver-ms`), alternated for `--rounds` rounds (which goes first swapped
+   every round), every rule's state reset before each first tick. Prints the
+   evaluation (claim, compute, write states and events, commit) with and
+   without destinations: the median, the fastest and each round's ratio (with
+   ÷ without, the round's two runs back to back) with the load average, and
+   this process's CPU time in it (the Python half, which load skews least);
+   then, apart from it, what runs after the evaluation has committed: the
+   fan-out of its events to delivery rows and their first attempts (in
+   production the Celery tick hands both to the delivery workers).
 """
 
 import argparse
+import gc
 import os
 import random
 import statistics
@@ -215,7 +220,7 @@ def destination_figures(at, args) -> None:
     """Section 4 of the docstring."""
     from django.conf import settings
 
-    from alerts import delivery, evaluation
+    from alerts import delivery, evaluation, notifications
     from alerts.models import AlertEvent, AlertRule, Delivery, Destination
     from tests.support.receiver import running, smtp_server
 
@@ -230,7 +235,7 @@ def destination_figures(at, args) -> None:
             ("slack", {"url": slack.url}), ("email", {"to": ["oncall@example.org"]}),
             ("pagerduty", {"routing_key": "R0UT1NGKEY"})] * len(rules))]
 
-        def first_tick(with_destinations: bool) -> tuple[float, float, int]:
+        def first_tick(with_destinations: bool) -> tuple[float, float, float, int, float]:
             AlertEvent.objects.all().delete()
             Delivery.objects.all().delete()
             Destination.objects.all().delete()
@@ -238,45 +243,51 @@ def destination_figures(at, args) -> None:
                 Destination.objects.bulk_create(routed)
             AlertRule.objects.update(state="ok", pending_since=None, last_evaluated_at=None, last_holding=None,
                                      notified_state="resolved", notified_at=None)
+            # The garbage of the previous round (its first attempts' above all) is not this evaluation's to collect.
+            gc.collect()
+            started, cpu = time.perf_counter(), time.process_time()
+            event_ids = evaluation.evaluate(at)
+            evaluated, cpu = time.perf_counter() - started, time.process_time() - cpu
             started = time.perf_counter()
-            ids = evaluation.evaluate(at)
-            evaluated = time.perf_counter() - started
+            ids = notifications.fan_out(event_ids)
+            fanned_out = time.perf_counter() - started
             started = time.perf_counter()
             delivery.attempt_many(ids)
-            return evaluated, time.perf_counter() - started, len(ids)
+            return evaluated, fanned_out, time.perf_counter() - started, len(ids), cpu
 
-        plain, routed_runs = [], []
-        for _ in range(args.rounds):  # alternated, so load on the machine falls on both alike
-            plain.append(first_tick(False))
-            routed_runs.append(first_tick(True))
+        plain, routed_runs, loads = [], [], []
+        # Alternated, the order swapped every round: load on the machine, and its drift, fall on both alike.
+        for round_number in range(args.rounds):
+            for with_destinations in (False, True) if round_number % 2 == 0 else (True, False):
+                (routed_runs if with_destinations else plain).append(first_tick(with_destinations))
+            loads.append(os.getloadavg()[0])
         without = statistics.median(r[0] for r in plain)
         with_ = statistics.median(r[0] for r in routed_runs)
-        sending = statistics.median(r[1] for r in routed_runs)
-        count = routed_runs[-1][2]
+        ratios = [r[0] / p[0] for p, r in zip(plain, routed_runs)]
+        fan_out = statistics.median(r[1] for r in routed_runs)
+        sending = statistics.median(r[2] for r in routed_runs)
+        count = routed_runs[-1][3]
         delivered = Delivery.objects.filter(status="delivered").count()
-        # Of the evaluation with destinations: building its deliveries (rendered bodies, one INSERT), rolled back.
-        from django.db import transaction
-
-        from alerts import notifications
-
-        events = list(AlertEvent.objects.select_related("rule__project"))
-        with transaction.atomic():
-            started = time.perf_counter()
-            notifications.create_deliveries(events)
-            building = time.perf_counter() - started
-            transaction.set_rollback(True)
         print(f"destinations: {len(rules)} rules, a third each to Slack, email, PagerDuty (stand-ins answering "
               f"after {args.receiver_ms} ms)")
         print(f"  evaluation without destinations (median of {args.rounds}) {without:7.3f} s")
         print(f"  evaluation with destinations    (median of {args.rounds}) {with_:7.3f} s  -> "
-              f"{with_ / without:.2f}x the time without ({count} deliveries created)")
+              f"{with_ / without:.2f}x the time without")
         # On a loaded machine the fastest round is the steadiest estimate of the work itself.
         fastest, fastest_with = min(r[0] for r in plain), min(r[0] for r in routed_runs)
         print(f"  fastest of {args.rounds}: without {fastest:.3f} s, with {fastest_with:.3f} s  -> "
               f"{fastest_with / fastest:.2f}x")
-        print(f"  of which building the {len(events)} events' deliveries      {building:7.3f} s")
-        print(f"  first attempts, after the commit                 {sending:7.3f} s  ({delivered}/{count} delivered; "
-              f"the Celery tick hands these to the delivery workers)")
+        print(f"  per round, with / without: median {statistics.median(ratios):.2f}x, from {min(ratios):.2f}x to "
+              f"{max(ratios):.2f}x ({' '.join(f'{r:.2f}' for r in ratios)}); 1-min load average "
+              f"{min(loads):.2f}-{max(loads):.2f}")
+        # This process's CPU time (the Python half of the evaluation) is what other load on the machine skews least.
+        cpu_without, cpu_with = statistics.median(r[4] for r in plain), statistics.median(r[4] for r in routed_runs)
+        cpu_ratios = [r[4] / p[4] for p, r in zip(plain, routed_runs)]
+        print(f"  CPU time of this process in the evaluation (median): without {cpu_without:.3f} s, with "
+              f"{cpu_with:.3f} s; per round, with / without: median {statistics.median(cpu_ratios):.2f}x")
+        print("after the evaluation has committed (the Celery tick hands these to the delivery workers):")
+        print(f"  fan-out of its events to {count} deliveries (median) {fan_out:7.3f} s")
+        print(f"  first attempts (median)                          {sending:7.3f} s  ({delivered}/{count} delivered)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The minute's tick never waits for a receiver: on the embedded default (no
-broker, Celery tasks run eagerly) its deliveries are sent from a thread of the
-process, and the tick returns while the receiver still holds the request."""
+broker, Celery tasks run eagerly) its events are fanned out to deliveries and
+sent from a thread of the process, and the tick returns while the receiver
+still holds the request."""
 
 import time
 
@@ -33,9 +34,9 @@ def test_the_tick_returns_while_its_receiver_holds_the_request(settings, create_
                 destinations=[{"type": "webhook", "url": receiver.url, "secret": SECRET}])
     ingest(node_event("n1", seconds=(timezone.now() - BASE_TIME).total_seconds() - 60))
 
-    tasks.evaluate_alerts.apply()
-    assert Delivery.objects.get().status == "pending"  # the tick is over; the receiver has not answered
+    tasks.evaluate_alerts.apply()  # the tick is over: its fan-out and first attempt run in a thread
     assert receiver.holding.wait(10)
+    assert Delivery.objects.get().status == "pending"  # the receiver has not answered
     receiver.release.set()
     assert wait_for_status("delivered") == "delivered"
     assert [r.verified for r in receiver.received] == [True]

@@ -14,5 +14,6 @@ class Command(BaseCommand):
 
     def handle(self, *args, now=None, **options):
         moment = now or timezone.now()
-        delivery_ids = evaluation.tick(moment)
+        delivery_ids = []
+        evaluation.tick(moment, send=lambda event_ids: delivery_ids.extend(evaluation.send_now(event_ids)))
         self.stdout.write(f"evaluated alert rules as of {moment.isoformat()}; {len(delivery_ids)} notification(s)")
