@@ -89,7 +89,8 @@ def generate(project_pk: int, nodes: int, days: float, now, agents: list[str] = 
         )
 
 
-def rule_specs(count: int, seed: int = 7) -> list[dict]:
+def rule_specs(count: int, seed: int = 7, agents: list[str] = AGENTS, steps: list[str] = STEPS) -> list[dict]:
+    """`count` rules; their filters name `agents` and `steps`, which should be the load's."""
     from alerts.conditions import RULE_METRICS
 
     chooser = random.Random(seed)
@@ -110,9 +111,9 @@ def rule_specs(count: int, seed: int = 7) -> list[dict]:
                 condition["threshold"] = chooser.uniform(0.1, 1.0)
             kind = chooser.random()
             if kind >= 0.7:
-                condition["filters"] = {"step": chooser.choice(STEPS)}
+                condition["filters"] = {"step": chooser.choice(steps)}
             elif kind >= 0.4:
-                condition["filters"] = {"agent_id": chooser.choice(AGENTS)}
+                condition["filters"] = {"agent_id": chooser.choice(agents)}
             conditions.append(condition)
         specs.append({"name": f"rule {n}", "match": chooser.choice(["all", "any"]), "conditions": conditions,
                       "for": chooser.choice(["0m", "0m", "5m"])})

@@ -44,6 +44,10 @@ PRICES = {"fake-llm-small": {"input_per_mtok": 0.15, "output_per_mtok": 0.6},
           "fake-llm-large": {"input_per_mtok": 2.5, "output_per_mtok": 10.0}}
 
 
+# The agents and steps of the generated traces, position by position (bench/scale.py's alert rules filter by them).
+AGENTS = [f"agent_{position}" for position in range(6)]
+STEPS = ["intent", "entity_extraction", "retrieval", "reasoning", "verification", "summary"]
+
 def make_events(count: int, seed: int = 7, prefix: str = "b", first: int = 0, start: datetime | None = None,
                 spacing: timedelta = timedelta(seconds=1)) -> list[dict]:
     """Nodes `first` to `first + count` of a load of 20-node traces, node i at
@@ -67,8 +71,8 @@ def make_events(count: int, seed: int = 7, prefix: str = "b", first: int = 0, st
                 "body": {
                     "trace_id": f"{prefix}-trace-{trace}",
                     "product_id": product,
-                    "agent_id": f"agent_{position % 6}",
-                    "step": ("intent", "entity_extraction", "retrieval", "reasoning", "verification", "summary")[position % 6],
+                    "agent_id": AGENTS[position % 6],
+                    "step": STEPS[position % 6],
                     "source_type": "reasoning",
                     "content": "".join(rng.choices("abcdefghij klmnop", k=300)),
                     "confidence": round(rng.random(), 3),
