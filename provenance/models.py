@@ -391,6 +391,22 @@ class AnswerCause(models.Model):
         return f"{self.agent_id}/{self.step}/{self.reason} -> {self.trace_key}"
 
 
+class RootCausePending(models.Model):
+    """What an ingest changed whose stored root causes (FinalAnswer,
+    AnswerCause) are not refreshed yet: written in the ingest's own
+    transaction, drained by provenance.root_causes.pending before anything
+    reads the stored rows, and by the periodic catch-up. One row per batch."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    trace_pks = models.JSONField(default=list, help_text="The traces the batch touched.")
+    product_ids = models.JSONField(default=list, help_text="The nodes it stored or fused: their consumers' traces too.")
+    unplaced = models.JSONField(default=list, help_text="Those of product_ids whose trace is not among trace_pks.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self):
+        return f"{self.project_id}: {len(self.trace_pks)} traces pending"
+
+
 class RootCauseMark(models.Model):
     """How far provenance.root_causes.catch_up has looked: the highest node,
     fuse and review ids whose traces it refreshed. One row."""

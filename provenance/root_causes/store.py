@@ -246,24 +246,26 @@ def _json(value) -> str:
     return orjson.dumps(value).decode()
 
 
-def affected_traces(project: Project, trace_pks, product_ids) -> set[int]:
+def affected_traces(project: Project, trace_pks, product_ids, unplaced=None) -> set[int]:
     """These traces, those of these products, and every trace downstream of
     them: a node arriving (a late parent), fused or failing changes the root
     causes of everything that consumed it, in any trace. Followed trace by
     trace past the first step (a trace reached is refreshed whole anyway), so
-    the common case, new nodes nothing consumed yet, costs two index probes per
-    product and nothing more."""
+    the common case, new nodes nothing consumed yet, costs one index probe per
+    product and nothing more. `unplaced`: the products whose own trace may not
+    be among `trace_pks` (None: any of them), looked up by product id."""
     affected = set(trace_pks)
     seeds = sorted(set(product_ids))
-    if not seeds:
-        return affected
+    unplaced = sorted(set(seeds if unplaced is None else unplaced))
     reached: set[int] = set()
     with bound_cursor() as cursor:
-        for start in range(0, len(seeds), 10_000):
-            clause, params = in_list(seeds[start:start + 10_000])
+        for start in range(0, len(unplaced), 10_000):
+            clause, params = in_list(unplaced[start:start + 10_000])
             cursor.execute(f"SELECT DISTINCT trace_id FROM {NODE} WHERE project_id = %s AND product_id {clause}",
                            [project.pk, *params])
             affected |= {row[0] for row in cursor.fetchall()}
+        for start in range(0, len(seeds), 10_000):
+            clause, params = in_list(seeds[start:start + 10_000])
             cursor.execute(f"SELECT DISTINCT trace_id FROM {EDGE} WHERE project_id = %s AND parent_product_id {clause}",
                            [project.pk, *params])
             reached |= {row[0] for row in cursor.fetchall()}
