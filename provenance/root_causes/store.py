@@ -111,9 +111,11 @@ def policy_versions(project_pk: int, trace_of: dict[str, int]) -> dict[int, int]
 
 def node_labels(project_pk: int, product_ids: set[str]) -> dict[str, tuple[str, str, str]]:
     """product id -> (agent_id, step, client trace id)."""
-    rows = _by_product(project_pk, product_ids, f"SELECT n.product_id, n.agent_id, n.step, t.trace_id FROM {NODE} n "
-                                                f"JOIN {TRACE} t ON t.id = n.trace_id "
-                                                "WHERE n.project_id = %s AND n.product_id {clause}")
+    # The trace's key by a lookup per node: joined, PostgreSQL's planner hashed
+    # the whole trace table for a few hundred nodes (a cost growing with the table).
+    rows = _by_product(project_pk, product_ids, f"SELECT n.product_id, n.agent_id, n.step, "
+                                                f"(SELECT t.trace_id FROM {TRACE} t WHERE t.id = n.trace_id) "
+                                                f"FROM {NODE} n WHERE n.project_id = %s AND n.product_id {{clause}}")
     return {row[0]: row[1:] for row in rows}
 
 
