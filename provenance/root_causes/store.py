@@ -55,7 +55,7 @@ class Answer:
                 HIGH_UNCERTAINTY.holds(confidence=self.confidence, threshold=threshold))
 
 
-def final_answers(trace_pks: list[int], threshold: float) -> list[Answer]:
+def final_answers(project_pk: int, trace_pks: list[int], threshold: float) -> list[Answer]:
     """The final answers of these traces that may have gone wrong (traces with
     none are left out), each with the verdict of its newest review (of the node
     or of its trace). A trace whose answer went wrong has an incorrect review,
@@ -71,18 +71,21 @@ def final_answers(trace_pks: list[int], threshold: float) -> list[Answer]:
             WITH answer_of AS MATERIALIZED (
                 SELECT t.id AS trace_pk, {final_answer_sql("t.id", "t.project_id")} AS node_pk
                 FROM {TRACE} t
-                WHERE t.id {clause} AND (
+                WHERE t.project_id = %s AND t.id {clause} AND (
                     {UNCERTAIN_TRACE.sql('t', threshold='%s')}
-                    OR EXISTS (SELECT 1 FROM {REVIEW} r WHERE r.trace_id = t.id AND r.verdict = '{ReviewVerdict.INCORRECT}')
-                    OR EXISTS (SELECT 1 FROM {NODE} f WHERE f.trace_id = t.id AND {FUSED.sql('f')})))
+                    OR EXISTS (SELECT 1 FROM {REVIEW} r WHERE r.project_id = t.project_id AND r.trace_id = t.id
+                               AND r.verdict = '{ReviewVerdict.INCORRECT}')
+                    OR EXISTS (SELECT 1 FROM {NODE} f WHERE f.project_id = t.project_id AND f.trace_id = t.id
+                               AND {FUSED.sql('f')})))
             SELECT t.id, t.trace_id, n.id, n.product_id, n.agent_id, n.step, n.timestamp, n.confidence, n.fuse_state,
-                   (SELECT r.verdict FROM {REVIEW} r WHERE r.trace_id = t.id
+                   (SELECT r.verdict FROM {REVIEW} r WHERE r.project_id = t.project_id AND r.trace_id = t.id
                         AND (r.product_id = '' OR r.product_id = n.product_id)
                     ORDER BY r.timestamp DESC, r.id DESC LIMIT 1),
                    t.environment, n.model
-            FROM answer_of a JOIN {TRACE} t ON t.id = a.trace_pk JOIN {NODE} n ON n.id = a.node_pk
+            FROM answer_of a JOIN {TRACE} t ON t.project_id = %s AND t.id = a.trace_pk
+            JOIN {NODE} n ON n.project_id = t.project_id AND n.id = a.node_pk
             """,
-            [*params, threshold],
+            [project_pk, *params, threshold, project_pk],
         )
         return [Answer(*row) for row in cursor.fetchall()]
 
@@ -114,7 +117,7 @@ def node_labels(project_pk: int, product_ids: set[str]) -> dict[str, tuple[str, 
     # The trace's key by a lookup per node: joined, PostgreSQL's planner hashed
     # the whole trace table for a few hundred nodes (a cost growing with the table).
     rows = _by_product(project_pk, product_ids, f"SELECT n.product_id, n.agent_id, n.step, "
-                                                f"(SELECT t.trace_id FROM {TRACE} t WHERE t.id = n.trace_id) "
+                                                f"(SELECT t.trace_id FROM {TRACE} t WHERE t.project_id = n.project_id AND t.id = n.trace_id) "
                                                 f"FROM {NODE} n WHERE n.project_id = %s AND n.product_id {{clause}}")
     return {row[0]: row[1:] for row in rows}
 
@@ -183,7 +186,7 @@ def _refresh_chunk(project: Project, trace_pks: list[int]) -> int:
             with bound_cursor() as cursor:
                 cursor.execute("SELECT pg_advisory_xact_lock(%s, (t %% 2147483648)::int) FROM unnest(%s::bigint[]) t",
                                [LOCK_NAMESPACE, trace_pks])
-        wrong = [a for a in final_answers(trace_pks, threshold) if any(a.judged(threshold))]
+        wrong = [a for a in final_answers(project.pk, trace_pks, threshold) if any(a.judged(threshold))]
         nodes, parents = walks.ancestries_of_traces(project.pk, sorted({a.trace_pk for a in wrong}))
         grouped, wanted = [], set()
         for answer in wrong:
@@ -200,9 +203,10 @@ def _refresh_chunk(project: Project, trace_pks: list[int]) -> int:
 def _write(project, trace_pks, wrong, grouped, labels, versions, threshold) -> None:
     clause, params = in_list(trace_pks)
     with bound_cursor() as cursor:
-        cursor.execute(f"DELETE FROM {CAUSE} WHERE answer_id IN (SELECT id FROM {ANSWER} WHERE trace_id {clause})",
-                       params)
-        cursor.execute(f"DELETE FROM {ANSWER} WHERE trace_id {clause}", params)
+        cursor.execute(f"DELETE FROM {CAUSE} WHERE project_id = %s AND answer_id IN "
+                       f"(SELECT id FROM {ANSWER} WHERE project_id = %s AND trace_id {clause})",
+                       [project.pk, project.pk, *params])
+        cursor.execute(f"DELETE FROM {ANSWER} WHERE project_id = %s AND trace_id {clause}", [project.pk, *params])
     if not wrong:
         return
     rows = []
@@ -277,8 +281,8 @@ def affected_traces(project: Project, trace_pks, product_ids, unplaced=None) -> 
             clause, params = in_list(sorted(frontier))
             cursor.execute(
                 f"SELECT DISTINCT e.trace_id FROM {NODE} n JOIN {EDGE} e ON e.project_id = n.project_id "
-                f"AND e.parent_product_id = n.product_id WHERE n.trace_id {clause}",
-                params,
+                f"AND e.parent_product_id = n.product_id WHERE n.project_id = %s AND n.trace_id {clause}",
+                [project.pk, *params],
             )
             frontier = {row[0] for row in cursor.fetchall()} - affected
     return affected

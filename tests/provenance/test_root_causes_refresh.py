@@ -83,3 +83,35 @@ def test_the_refresh_of_an_ingest_costs_the_same_for_one_trace_or_fifty(api, ing
     assert ingests[1] == ingests[2]
     assert drains[1] == drains[2]
     assert FinalAnswer.objects.count() == 52
+
+
+def sent_tasks(app) -> list[tuple[str, list]]:
+    """The tasks waiting in the broker's default queue (the in-memory one when
+    no broker is configured), taken off it as a worker would: (name, args)."""
+    found = []
+    with app.connection_for_read() as conn:
+        queue = conn.SimpleQueue(app.conf.task_default_queue)
+        while True:
+            try:
+                message = queue.get(block=False)
+            except queue.Empty:
+                return found
+            message.ack()
+            found.append((message.headers["task"], message.decode()[0]))
+
+
+def test_with_a_broker_the_ingest_asks_a_worker_to_refresh_after_its_commit(api, ingest, settings, project):
+    from provenance import tasks
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # what a REDIS_URL sets: tasks go to the broker
+    sent_tasks(tasks.settle_root_causes.app)
+    corpus.load(ingest)
+    sent = sent_tasks(tasks.settle_root_causes.app)
+    assert sent == [("provenance.tasks.settle_root_causes", [project.pk])] * 2
+    for name, args in sent:  # a worker runs them
+        tasks.settle_root_causes.app.tasks[name].apply(args=args)
+    assert not RootCausePending.objects.exists()
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    expected = stored_rows()
+    assert root_causes(api) == corpus.EXPECTED_INCORRECT
+    assert stored_rows() == expected
