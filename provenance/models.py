@@ -326,9 +326,10 @@ class RetentionRun(models.Model):
 class FinalAnswer(models.Model):
     """A trace's final answer (provenance.final_answer) that went wrong by at
     least one measure: reviewed incorrect, fused, or below the project's
-    high-uncertainty threshold. Kept by provenance.root_causes.store after
-    every ingest that touches the trace (or anything upstream of it), so the
-    aggregate over a month of answers never walks a DAG. Traces whose answer
+    high-uncertainty threshold. Kept by provenance.root_causes.store for
+    every ingest that touches the trace (or anything upstream of it), before
+    anything reads it (provenance.root_causes.pending), so the aggregate over
+    a month of answers never walks a DAG. Traces whose answer
     went right, or that gave none, have no row."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
