@@ -23,7 +23,7 @@ from core.bulk import bound_cursor, in_list, insert_many
 from core.dialect import is_postgres
 from provenance.dag import walks
 from provenance.models import AnswerCause, Edge, FinalAnswer, Fuse, Node, Review, ReviewVerdict, Trace
-from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY, UNCERTAIN_TRACE, final_answer_sql
+from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY, UNCERTAIN_TRACE, pick_final_answer
 from tenancy.models import Project
 
 NODE, TRACE, REVIEW, FUSE, EDGE = (m._meta.db_table for m in (Node, Trace, Review, Fuse, Edge))
@@ -55,39 +55,59 @@ class Answer:
                 HIGH_UNCERTAINTY.holds(confidence=self.confidence, threshold=threshold))
 
 
-def final_answers(project_pk: int, trace_pks: list[int], threshold: float) -> list[Answer]:
+def final_answers(project_pk: int, trace_pks: list[int], threshold: float) -> tuple[list[Answer], dict]:
     """The final answers of these traces that may have gone wrong (traces with
     none are left out), each with the verdict of its newest review (of the node
     or of its trace). A trace whose answer went wrong has an incorrect review,
-    a fused node or a node below the threshold: the others are passed over
-    before their answer is looked for, on the trace's own counters."""
+    a fused node or a node below the threshold: the others are passed over.
+    Also the labels (`node_labels`) of every node of these traces.
+
+    The traces' nodes, the ids their edges consume and their reviews are read
+    once each for all the traces, and the answer picked here
+    (vocabulary.pick_final_answer, the Python form of final_answer_sql): a
+    lookup per trace let PostgreSQL's planner, on tables without statistics
+    (autovacuum off, a table just filled), AND the trace's index with the
+    project's, reading every node of the project once per trace."""
     clause, params = in_list(sorted(trace_pks))
+    scoped = [project_pk, *params]
     with bound_cursor() as cursor:
-        cursor.execute(
-            # The answer's node is looked up per trace first (MATERIALIZED):
-            # joined on the expression, PostgreSQL's planner evaluated it per
-            # node row, seconds per batch once the table grew.
-            f"""
-            WITH answer_of AS MATERIALIZED (
-                SELECT t.id AS trace_pk, {final_answer_sql("t.id", "t.project_id")} AS node_pk
-                FROM {TRACE} t
-                WHERE t.project_id = %s AND t.id {clause} AND (
-                    {UNCERTAIN_TRACE.sql('t', threshold='%s')}
-                    OR EXISTS (SELECT 1 FROM {REVIEW} r WHERE r.project_id = t.project_id AND r.trace_id = t.id
-                               AND r.verdict = '{ReviewVerdict.INCORRECT}')
-                    OR EXISTS (SELECT 1 FROM {NODE} f WHERE f.project_id = t.project_id AND f.trace_id = t.id
-                               AND {FUSED.sql('f')})))
-            SELECT t.id, t.trace_id, n.id, n.product_id, n.agent_id, n.step, n.timestamp, n.confidence, n.fuse_state,
-                   (SELECT r.verdict FROM {REVIEW} r WHERE r.project_id = t.project_id AND r.trace_id = t.id
-                        AND (r.product_id = '' OR r.product_id = n.product_id)
-                    ORDER BY r.timestamp DESC, r.id DESC LIMIT 1),
-                   t.environment, n.model
-            FROM answer_of a JOIN {TRACE} t ON t.project_id = %s AND t.id = a.trace_pk
-            JOIN {NODE} n ON n.project_id = t.project_id AND n.id = a.node_pk
-            """,
-            [project_pk, *params, threshold, project_pk],
-        )
-        return [Answer(*row) for row in cursor.fetchall()]
+        cursor.execute(f"SELECT id, trace_id, environment, min_confidence FROM {TRACE} "
+                       f"WHERE project_id = %s AND id {clause}", scoped)
+        traces = cursor.fetchall()
+        cursor.execute(f"SELECT trace_id, id, product_id, agent_id, step, timestamp, confidence, fuse_state, "
+                       f"source_type, model FROM {NODE} WHERE project_id = %s AND trace_id {clause}", scoped)
+        nodes: dict[int, list[dict]] = {}
+        for trace_pk, pk, product_id, agent_id, step, timestamp, confidence, fuse_state, source_type, model in (
+                cursor.fetchall()):
+            nodes.setdefault(trace_pk, []).append(
+                {"pk": pk, "product_id": product_id, "agent_id": agent_id, "step": step, "timestamp": timestamp,
+                 "confidence": confidence, "fuse_state": fuse_state, "source_type": source_type, "model": model})
+        cursor.execute(f"SELECT DISTINCT trace_id, parent_product_id FROM {EDGE} "
+                       f"WHERE project_id = %s AND trace_id {clause}", scoped)
+        consumed: dict[int, set[str]] = {}
+        for trace_pk, parent in cursor.fetchall():
+            consumed.setdefault(trace_pk, set()).add(parent)
+        cursor.execute(f"SELECT trace_id, product_id, verdict FROM {REVIEW} WHERE project_id = %s AND trace_id {clause} "
+                       "ORDER BY timestamp, id", scoped)
+        reviews: dict[int, list[tuple[str, str]]] = {}
+        for trace_pk, product_id, verdict in cursor.fetchall():
+            reviews.setdefault(trace_pk, []).append((product_id, verdict))
+    answers, labels = [], {}
+    for trace_pk, trace_key, environment, min_confidence in sorted(traces):
+        labels.update((n["product_id"], (n["agent_id"], n["step"], trace_key)) for n in nodes.get(trace_pk, ()))
+        its_nodes, its_reviews = nodes.get(trace_pk, []), reviews.get(trace_pk, [])
+        if not (UNCERTAIN_TRACE.holds(min_confidence=min_confidence, threshold=threshold)
+                or any(verdict == ReviewVerdict.INCORRECT for _, verdict in its_reviews)
+                or any(FUSED.holds(n) for n in its_nodes)):
+            continue
+        node = pick_final_answer(its_nodes, consumed.get(trace_pk, set()))
+        if node is None:
+            continue
+        verdict = next((v for product_id, v in reversed(its_reviews) if product_id in ("", node["product_id"])), None)
+        answers.append(Answer(trace_pk, trace_key, node["pk"], node["product_id"], node["agent_id"], node["step"],
+                              node["timestamp"], node["confidence"], node["fuse_state"], verdict, environment,
+                              node["model"]))
+    return answers, labels
 
 
 def _by_product(project_pk: int, product_ids, sql: str) -> list[tuple]:
@@ -186,14 +206,17 @@ def _refresh_chunk(project: Project, trace_pks: list[int]) -> int:
             with bound_cursor() as cursor:
                 cursor.execute("SELECT pg_advisory_xact_lock(%s, (t %% 2147483648)::int) FROM unnest(%s::bigint[]) t",
                                [LOCK_NAMESPACE, trace_pks])
-        wrong = [a for a in final_answers(project.pk, trace_pks, threshold) if any(a.judged(threshold))]
+        answers, labels = final_answers(project.pk, trace_pks, threshold)
+        wrong = [a for a in answers if any(a.judged(threshold))]
         nodes, parents = walks.ancestries_of_traces(project.pk, sorted({a.trace_pk for a in wrong}))
         grouped, wanted = [], set()
         for answer in wrong:
             groups, needs = groups_of(answer, nodes, parents, threshold)
             grouped.append(groups)
             wanted |= needs
-        labels = node_labels(project.pk, wanted) if wanted else {}
+        # Causes upstream in other traces are labelled by a look-up; the chunk's own nodes were read already.
+        if wanted - labels.keys():
+            labels |= node_labels(project.pk, wanted - labels.keys())
         wrong_traces = {a.trace_pk for a in wrong}
         versions = policy_versions(project.pk, {pid: n.trace_pk for pid, n in nodes.items() if n.trace_pk in wrong_traces})
         _write(project, trace_pks, wrong, [label(g, labels) for g in grouped], labels, versions, threshold)
