@@ -15,6 +15,10 @@ Run it alone on the machine. Extrapolated from a 200,000-node run on a
   at ~1,700, and the time per node grew about linearly with the table (+2.5 us
   per node per 1,000 nodes stored). If that holds, 10M takes ~35 hours and
   its last slice runs at ~40 nodes/s; were the rate flat it would be ~25 min.
+  Since the ingest leaves root causes pending (2026-12-06, load 4-5), the
+  200,000-node ingest phase ran flat (5,291 -> 6,845 nodes/s, first to last
+  50,000) and draining its marks took 103 s (~10 ms per trace, on tables
+  never analyzed: this server runs with autovacuum off).
   The COPY baseline (~28,000 nodes/s, flat) adds ~6 min, generating the
   events ~11 min.
 - rollups built from nothing: 140 s at 200,000, so ~2 h at 10M if linear;
