@@ -6,8 +6,9 @@ trace, something upstream of it or a review changes. `refresh` recomputes the
 rows of a set of traces from scratch (idempotent, in bulk: a fixed number of
 statements whatever the number of traces); `affected_traces` says which
 traces a change reaches (the traces downstream of a changed node, in any
-trace). The ingest sends both after its commit (provenance.tasks), and
-provenance.root_causes.catch_up finds what that missed.
+trace). Both run over what ingests marked (provenance.root_causes.pending),
+before anything reads the stored rows; provenance.root_causes.catch_up
+drains the marks every minute and finds what no mark named.
 
 The root causes are those of provenance.dag.walks.root_causes (the per-trace
 endpoint), computed by the same code over ancestries read for many traces at
