@@ -45,8 +45,8 @@ def drain(project: Project) -> int:
             unplaced.update(unplaced_ids)
         affected = store.affected_traces(project, traces, products, unplaced)
         store.refresh(project, affected)
-        RootCausePending.objects.using(DEFAULT_DB_ALIAS).filter(project=project,
-                                                                pk__in=[m[0] for m in marks]).delete()
+        # Through the router: a request that refreshed reads the rest on the primary, where it wrote.
+        RootCausePending.objects.filter(project=project, pk__in=[m[0] for m in marks]).delete()
     return len(affected)
 
 
