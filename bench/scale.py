@@ -15,6 +15,10 @@ Run it alone on the machine. Extrapolated from a 200,000-node run on a
   at ~1,700, and the time per node grew about linearly with the table (+2.5 us
   per node per 1,000 nodes stored). If that holds, 10M takes ~35 hours and
   its last slice runs at ~40 nodes/s; were the rate flat it would be ~25 min.
+  Since the ingest leaves root causes pending (2026-12-06, load 4-5), the
+  200,000-node ingest phase ran flat (5,291 -> 6,845 nodes/s, first to last
+  50,000) and draining its marks took 103 s (~10 ms per trace, on tables
+  never analyzed: this server runs with autovacuum off).
   The COPY baseline (~28,000 nodes/s, flat) adds ~6 min, generating the
   events ~11 min.
 - rollups built from nothing: 140 s at 200,000, so ~2 h at 10M if linear;
@@ -40,7 +44,9 @@ Run it alone on the machine. Extrapolated from a 200,000-node run on a
    tables (bench/ingest.py's baseline) which grow alongside, so each slice of
    the load (--slices, default 10) compares the API with COPY at the same
    table size. Goal: the API's rate over the last slice at least 80% of the
-   first slice's.
+   first slice's. Then the root causes the ingest marked pending are
+   refreshed (provenance.root_causes.pending, what the minutely catch-up or
+   the first reader does), timed: work the ingest no longer does itself.
 3. Database bytes per node (the COPY twins not counted).
 4. Builds the rollups, then times every chart and metrics summary over 30 and
    90 days (goal < 1 s each), the trace read, root cause and impact through
@@ -219,6 +225,12 @@ def ingest(args, db_url: str, key: str) -> None:
         f"ingest at the end / at the start: {rates[-1] / rates[0]:.2f} (goal >= 0.80): "
         f"{verdict(rates[-1] >= 0.8 * rates[0])}"
     )
+    from provenance.root_causes import pending
+
+    began = time.perf_counter()
+    traces = pending.drain_all()
+    print(f"root causes the ingest marked pending, refreshed (the catch-up's drain): {traces:,} traces in "
+          f"{time.perf_counter() - began:,.1f} s")
     copies = 0
     if not args.no_copy:
         copies = conn.execute(

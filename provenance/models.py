@@ -326,9 +326,10 @@ class RetentionRun(models.Model):
 class FinalAnswer(models.Model):
     """A trace's final answer (provenance.final_answer) that went wrong by at
     least one measure: reviewed incorrect, fused, or below the project's
-    high-uncertainty threshold. Kept by provenance.root_causes.store after
-    every ingest that touches the trace (or anything upstream of it), so the
-    aggregate over a month of answers never walks a DAG. Traces whose answer
+    high-uncertainty threshold. Kept by provenance.root_causes.store for
+    every ingest that touches the trace (or anything upstream of it), before
+    anything reads it (provenance.root_causes.pending), so the aggregate over
+    a month of answers never walks a DAG. Traces whose answer
     went right, or that gave none, have no row."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
@@ -389,6 +390,22 @@ class AnswerCause(models.Model):
 
     def __str__(self):
         return f"{self.agent_id}/{self.step}/{self.reason} -> {self.trace_key}"
+
+
+class RootCausePending(models.Model):
+    """What an ingest changed whose stored root causes (FinalAnswer,
+    AnswerCause) are not refreshed yet: written in the ingest's own
+    transaction, drained by provenance.root_causes.pending before anything
+    reads the stored rows, and by the periodic catch-up. One row per batch."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    trace_pks = models.JSONField(default=list, help_text="The traces the batch touched.")
+    product_ids = models.JSONField(default=list, help_text="The nodes it stored or fused: their consumers' traces too.")
+    unplaced = models.JSONField(default=list, help_text="Those of product_ids whose trace is not among trace_pks.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self):
+        return f"{self.project_id}: {len(self.trace_pks)} traces pending"
 
 
 class RootCauseMark(models.Model):

@@ -3,7 +3,7 @@ from celery import shared_task
 from core.timestamps import parse_instant
 from provenance import health
 from provenance.retention import job as retention_job
-from provenance.root_causes import catch_up, store
+from provenance.root_causes import catch_up, pending, store
 from tenancy.models import Project
 
 
@@ -24,14 +24,24 @@ def apply_retention() -> int:
 
 @shared_task(name="provenance.tasks.refresh_root_causes")
 def refresh_root_causes(project_id: int, trace_pks: list[int], product_ids: list[str]) -> int:
-    """After an ingest commits: the stored root causes of the traces it touched
-    and of every trace downstream of the nodes it stored or fused. Idempotent
+    """The stored root causes of these traces and of every trace downstream of
+    these nodes (what ingests sent before they marked their changes pending,
+    still in a broker's queue after an upgrade). Idempotent
     (recomputed from the rows); what a lost message misses, the catch-up job
     finds. Returns the number of answers that went wrong among them."""
     project = Project.objects.filter(pk=project_id).first()
     if project is None:
         return 0
     return store.refresh(project, store.affected_traces(project, trace_pks, product_ids))
+
+
+@shared_task(name="provenance.tasks.settle_root_causes")
+def settle_root_causes(project_id: int) -> int:
+    """After an ingest commits (with a broker): refreshes what the project's
+    ingests marked (provenance.root_causes.pending), so readers find it done.
+    Idempotent: a second copy finds the marks gone. Returns the traces refreshed."""
+    project = Project.objects.filter(pk=project_id).first()
+    return pending.drain(project) if project else 0
 
 
 @shared_task(name="provenance.tasks.rebuild_root_causes")

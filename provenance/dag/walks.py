@@ -239,9 +239,11 @@ def ancestries_of_traces(project_pk: int, trace_pks: list[int]) -> tuple[dict[st
         return nodes, parents
     clause, params = in_list(sorted(trace_pks))
     with bound_cursor() as cursor:
-        cursor.execute(f"SELECT child_product_id, parent_product_id FROM {EDGE_TABLE} WHERE trace_id {clause}", params)
+        cursor.execute(f"SELECT child_product_id, parent_product_id FROM {EDGE_TABLE} "
+                       f"WHERE project_id = %s AND trace_id {clause}", [project_pk, *params])
         edges = cursor.fetchall()
-        cursor.execute(f"SELECT {walked_columns()} FROM {NODE_TABLE} WHERE trace_id {clause}", params)
+        cursor.execute(f"SELECT {walked_columns()} FROM {NODE_TABLE} WHERE project_id = %s AND trace_id {clause}",
+                       [project_pk, *params])
         nodes.update((row[0], WalkedNode(*row)) for row in cursor.fetchall())
     for child, parent in edges:
         parents.setdefault(child, []).append(parent)

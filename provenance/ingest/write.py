@@ -11,6 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import orjson
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Max, Min
 from django.utils import timezone
@@ -31,6 +32,7 @@ from provenance.ingest.validation import (
     parse_event,
 )
 from provenance.models import DEFAULT_ENVIRONMENT, Edge, Escalation, Fuse, IngestedEvent, Node, Review, Trace
+from provenance.root_causes import pending
 from tenancy.models import Project
 
 
@@ -235,8 +237,13 @@ def write_after_nodes(project: Project, batch: SortedBatch, stored: list, trace_
         transaction.on_commit(
             lambda: live.publish_ingest(project.pk, dict(new_nodes_by_trace), sorted(touched_traces))
         )
-        changed = sorted({n.product_id for _, n in stored} | {f.product_id for f in batch.fuses})
-        transaction.on_commit(lambda: tasks.refresh_root_causes.delay(project.pk, sorted(touched_traces), changed))
+        # The stored root causes are refreshed when read (provenance.root_causes.pending), not in this request.
+        placed = {n.product_id for _, n in stored}
+        fused = {f.product_id for f in batch.fuses}
+        pending.mark(project, touched_traces, placed | fused, fused - placed)
+        if not settings.CELERY_TASK_ALWAYS_EAGER:
+            # A worker drains soon, so readers seldom find much to do; eager, it would run in this request.
+            transaction.on_commit(lambda: tasks.settle_root_causes.delay(project.pk))
 
 
 def fused_traces(project: Project, fuses: list[FuseEvent], trace_pks: dict[str, int]) -> set[int]:

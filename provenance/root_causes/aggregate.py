@@ -25,7 +25,7 @@ from django.db.models import Count, Q
 
 from core.replica import reading_connection
 from provenance.models import DEFAULT_ENVIRONMENT, AnswerCause, FinalAnswer
-from provenance.root_causes import store
+from provenance.root_causes import pending, store
 from tenancy.models import Project
 
 ANSWER_KINDS = ("incorrect", "fused", "low_confidence")
@@ -75,8 +75,11 @@ class Group:
 
 
 def settle(project: Project) -> None:
-    """Answers stored under an earlier high-uncertainty threshold are
-    recomputed before they are read (the catch-up job does it too)."""
+    """Before the stored rows are read: what ingests marked pending is
+    refreshed (provenance.root_causes.pending), and answers stored under an
+    earlier high-uncertainty threshold are recomputed (the catch-up job does
+    both too)."""
+    pending.drain(project)
     stale = FinalAnswer.objects.filter(project=project).exclude(threshold=project.high_uncertainty_threshold)
     traces = list(stale.values_list("trace_id", flat=True))
     if traces:
@@ -116,6 +119,7 @@ def causes(project: Project, answers: Answers) -> dict:
 
 def answer_values(project: Project, answers: Answers) -> dict[str, list[str]]:
     """The answering agents and models of the window's answers (any kind): what the page's filters offer."""
+    settle(project)
     rows = FinalAnswer.objects.filter(project=project, timestamp__gte=answers.start, timestamp__lt=answers.end,
                                       environment=answers.environment).order_by()
     return {column: sorted(set(rows.values_list(column, flat=True).distinct()) - {""}) for column in ("agent_id", "model")}

@@ -1,8 +1,9 @@
 """The periodic catch-up of the stored root causes (provenance.root_causes.store).
 
-Every ingest sends its own refresh after it commits; this job finds what such
-a refresh missed (a lost message, a worker that died, the rows of an
-installation that predates the table): the traces of every node, fuse
+Every ingest marks what it changed (provenance.root_causes.pending); this job
+drains every project's marks, then finds what no mark named (the rows of an
+installation that predates the table, or of one that predates the marks,
+whose refresh message was lost): the traces of every node, fuse
 decision and review stored since the last run (RootCauseMark), those
 downstream of them, and the answers found with another high-uncertainty
 threshold than the project's current one. Idempotent: a second run finds
@@ -17,7 +18,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from provenance.models import FinalAnswer, Fuse, Node, Review, RootCauseMark, Trace
-from provenance.root_causes import store
+from provenance.root_causes import pending, store
 from tenancy.models import Project
 
 BATCH = 5_000
@@ -25,11 +26,11 @@ BATCH = 5_000
 
 def run() -> int:
     """Refreshes what changed since the last run; returns the traces refreshed."""
+    refreshed = pending.drain_all()
     mark = RootCauseMark.objects.first() or RootCauseMark.objects.create()
     upto_node = Node.objects.aggregate(m=Max("pk"))["m"] or 0
     upto_fuse = Fuse.objects.aggregate(m=Max("pk"))["m"] or 0
     upto_review = Review.objects.aggregate(m=Max("pk"))["m"] or 0
-    refreshed = 0
     # New nodes, a batch of ids at a time: the first run over a large store
     # does not hold every trace in memory at once.
     start = mark.node_id

@@ -6,8 +6,9 @@ trace, something upstream of it or a review changes. `refresh` recomputes the
 rows of a set of traces from scratch (idempotent, in bulk: a fixed number of
 statements whatever the number of traces); `affected_traces` says which
 traces a change reaches (the traces downstream of a changed node, in any
-trace). The ingest sends both after its commit (provenance.tasks), and
-provenance.root_causes.catch_up finds what that missed.
+trace). Both run over what ingests marked (provenance.root_causes.pending),
+before anything reads the stored rows; provenance.root_causes.catch_up
+drains the marks every minute and finds what no mark named.
 
 The root causes are those of provenance.dag.walks.root_causes (the per-trace
 endpoint), computed by the same code over ancestries read for many traces at
@@ -23,7 +24,7 @@ from core.bulk import bound_cursor, in_list, insert_many
 from core.dialect import is_postgres
 from provenance.dag import walks
 from provenance.models import AnswerCause, Edge, FinalAnswer, Fuse, Node, Review, ReviewVerdict, Trace
-from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY, UNCERTAIN_TRACE, final_answer_sql
+from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY, UNCERTAIN_TRACE, pick_final_answer
 from tenancy.models import Project
 
 NODE, TRACE, REVIEW, FUSE, EDGE = (m._meta.db_table for m in (Node, Trace, Review, Fuse, Edge))
@@ -55,36 +56,59 @@ class Answer:
                 HIGH_UNCERTAINTY.holds(confidence=self.confidence, threshold=threshold))
 
 
-def final_answers(trace_pks: list[int], threshold: float) -> list[Answer]:
+def final_answers(project_pk: int, trace_pks: list[int], threshold: float) -> tuple[list[Answer], dict]:
     """The final answers of these traces that may have gone wrong (traces with
     none are left out), each with the verdict of its newest review (of the node
     or of its trace). A trace whose answer went wrong has an incorrect review,
-    a fused node or a node below the threshold: the others are passed over
-    before their answer is looked for, on the trace's own counters."""
+    a fused node or a node below the threshold: the others are passed over.
+    Also the labels (`node_labels`) of every node of these traces.
+
+    The traces' nodes, the ids their edges consume and their reviews are read
+    once each for all the traces, and the answer picked here
+    (vocabulary.pick_final_answer, the Python form of final_answer_sql): a
+    lookup per trace let PostgreSQL's planner, on tables without statistics
+    (autovacuum off, a table just filled), AND the trace's index with the
+    project's, reading every node of the project once per trace."""
     clause, params = in_list(sorted(trace_pks))
+    scoped = [project_pk, *params]
     with bound_cursor() as cursor:
-        cursor.execute(
-            # The answer's node is looked up per trace first (MATERIALIZED):
-            # joined on the expression, PostgreSQL's planner evaluated it per
-            # node row, seconds per batch once the table grew.
-            f"""
-            WITH answer_of AS MATERIALIZED (
-                SELECT t.id AS trace_pk, {final_answer_sql("t.id", "t.project_id")} AS node_pk
-                FROM {TRACE} t
-                WHERE t.id {clause} AND (
-                    {UNCERTAIN_TRACE.sql('t', threshold='%s')}
-                    OR EXISTS (SELECT 1 FROM {REVIEW} r WHERE r.trace_id = t.id AND r.verdict = '{ReviewVerdict.INCORRECT}')
-                    OR EXISTS (SELECT 1 FROM {NODE} f WHERE f.trace_id = t.id AND {FUSED.sql('f')})))
-            SELECT t.id, t.trace_id, n.id, n.product_id, n.agent_id, n.step, n.timestamp, n.confidence, n.fuse_state,
-                   (SELECT r.verdict FROM {REVIEW} r WHERE r.trace_id = t.id
-                        AND (r.product_id = '' OR r.product_id = n.product_id)
-                    ORDER BY r.timestamp DESC, r.id DESC LIMIT 1),
-                   t.environment, n.model
-            FROM answer_of a JOIN {TRACE} t ON t.id = a.trace_pk JOIN {NODE} n ON n.id = a.node_pk
-            """,
-            [*params, threshold],
-        )
-        return [Answer(*row) for row in cursor.fetchall()]
+        cursor.execute(f"SELECT id, trace_id, environment, min_confidence FROM {TRACE} "
+                       f"WHERE project_id = %s AND id {clause}", scoped)
+        traces = cursor.fetchall()
+        cursor.execute(f"SELECT trace_id, id, product_id, agent_id, step, timestamp, confidence, fuse_state, "
+                       f"source_type, model FROM {NODE} WHERE project_id = %s AND trace_id {clause}", scoped)
+        nodes: dict[int, list[dict]] = {}
+        for trace_pk, pk, product_id, agent_id, step, timestamp, confidence, fuse_state, source_type, model in (
+                cursor.fetchall()):
+            nodes.setdefault(trace_pk, []).append(
+                {"pk": pk, "product_id": product_id, "agent_id": agent_id, "step": step, "timestamp": timestamp,
+                 "confidence": confidence, "fuse_state": fuse_state, "source_type": source_type, "model": model})
+        cursor.execute(f"SELECT DISTINCT trace_id, parent_product_id FROM {EDGE} "
+                       f"WHERE project_id = %s AND trace_id {clause}", scoped)
+        consumed: dict[int, set[str]] = {}
+        for trace_pk, parent in cursor.fetchall():
+            consumed.setdefault(trace_pk, set()).add(parent)
+        cursor.execute(f"SELECT trace_id, product_id, verdict FROM {REVIEW} WHERE project_id = %s AND trace_id {clause} "
+                       "ORDER BY timestamp, id", scoped)
+        reviews: dict[int, list[tuple[str, str]]] = {}
+        for trace_pk, product_id, verdict in cursor.fetchall():
+            reviews.setdefault(trace_pk, []).append((product_id, verdict))
+    answers, labels = [], {}
+    for trace_pk, trace_key, environment, min_confidence in sorted(traces):
+        labels.update((n["product_id"], (n["agent_id"], n["step"], trace_key)) for n in nodes.get(trace_pk, ()))
+        its_nodes, its_reviews = nodes.get(trace_pk, []), reviews.get(trace_pk, [])
+        if not (UNCERTAIN_TRACE.holds(min_confidence=min_confidence, threshold=threshold)
+                or any(verdict == ReviewVerdict.INCORRECT for _, verdict in its_reviews)
+                or any(FUSED.holds(n) for n in its_nodes)):
+            continue
+        node = pick_final_answer(its_nodes, consumed.get(trace_pk, set()))
+        if node is None:
+            continue
+        verdict = next((v for product_id, v in reversed(its_reviews) if product_id in ("", node["product_id"])), None)
+        answers.append(Answer(trace_pk, trace_key, node["pk"], node["product_id"], node["agent_id"], node["step"],
+                              node["timestamp"], node["confidence"], node["fuse_state"], verdict, environment,
+                              node["model"]))
+    return answers, labels
 
 
 def _by_product(project_pk: int, product_ids, sql: str) -> list[tuple]:
@@ -111,9 +135,11 @@ def policy_versions(project_pk: int, trace_of: dict[str, int]) -> dict[int, int]
 
 def node_labels(project_pk: int, product_ids: set[str]) -> dict[str, tuple[str, str, str]]:
     """product id -> (agent_id, step, client trace id)."""
-    rows = _by_product(project_pk, product_ids, f"SELECT n.product_id, n.agent_id, n.step, t.trace_id FROM {NODE} n "
-                                                f"JOIN {TRACE} t ON t.id = n.trace_id "
-                                                "WHERE n.project_id = %s AND n.product_id {clause}")
+    # The trace's key by a lookup per node: joined, PostgreSQL's planner hashed
+    # the whole trace table for a few hundred nodes (a cost growing with the table).
+    rows = _by_product(project_pk, product_ids, f"SELECT n.product_id, n.agent_id, n.step, "
+                                                f"(SELECT t.trace_id FROM {TRACE} t WHERE t.project_id = n.project_id AND t.id = n.trace_id) "
+                                                f"FROM {NODE} n WHERE n.project_id = %s AND n.product_id {{clause}}")
     return {row[0]: row[1:] for row in rows}
 
 
@@ -181,14 +207,17 @@ def _refresh_chunk(project: Project, trace_pks: list[int]) -> int:
             with bound_cursor() as cursor:
                 cursor.execute("SELECT pg_advisory_xact_lock(%s, (t %% 2147483648)::int) FROM unnest(%s::bigint[]) t",
                                [LOCK_NAMESPACE, trace_pks])
-        wrong = [a for a in final_answers(trace_pks, threshold) if any(a.judged(threshold))]
+        answers, labels = final_answers(project.pk, trace_pks, threshold)
+        wrong = [a for a in answers if any(a.judged(threshold))]
         nodes, parents = walks.ancestries_of_traces(project.pk, sorted({a.trace_pk for a in wrong}))
         grouped, wanted = [], set()
         for answer in wrong:
             groups, needs = groups_of(answer, nodes, parents, threshold)
             grouped.append(groups)
             wanted |= needs
-        labels = node_labels(project.pk, wanted) if wanted else {}
+        # Causes upstream in other traces are labelled by a look-up; the chunk's own nodes were read already.
+        if wanted - labels.keys():
+            labels |= node_labels(project.pk, wanted - labels.keys())
         wrong_traces = {a.trace_pk for a in wrong}
         versions = policy_versions(project.pk, {pid: n.trace_pk for pid, n in nodes.items() if n.trace_pk in wrong_traces})
         _write(project, trace_pks, wrong, [label(g, labels) for g in grouped], labels, versions, threshold)
@@ -198,9 +227,16 @@ def _refresh_chunk(project: Project, trace_pks: list[int]) -> int:
 def _write(project, trace_pks, wrong, grouped, labels, versions, threshold) -> None:
     clause, params = in_list(trace_pks)
     with bound_cursor() as cursor:
-        cursor.execute(f"DELETE FROM {CAUSE} WHERE answer_id IN (SELECT id FROM {ANSWER} WHERE trace_id {clause})",
-                       params)
-        cursor.execute(f"DELETE FROM {ANSWER} WHERE trace_id {clause}", params)
+        # The answers' ids first, by their unique trace: in one statement, a
+        # planner without statistics scanned every cause of the project once
+        # per answer of the project.
+        cursor.execute(f"SELECT id FROM {ANSWER} WHERE project_id = %s AND trace_id {clause}", [project.pk, *params])
+        stale = [row[0] for row in cursor.fetchall()]
+        if stale:
+            answers, answer_params = in_list(stale)
+            cursor.execute(f"DELETE FROM {CAUSE} WHERE project_id = %s AND answer_id {answers}",
+                           [project.pk, *answer_params])
+            cursor.execute(f"DELETE FROM {ANSWER} WHERE project_id = %s AND id {answers}", [project.pk, *answer_params])
     if not wrong:
         return
     rows = []
@@ -246,24 +282,26 @@ def _json(value) -> str:
     return orjson.dumps(value).decode()
 
 
-def affected_traces(project: Project, trace_pks, product_ids) -> set[int]:
+def affected_traces(project: Project, trace_pks, product_ids, unplaced=None) -> set[int]:
     """These traces, those of these products, and every trace downstream of
     them: a node arriving (a late parent), fused or failing changes the root
     causes of everything that consumed it, in any trace. Followed trace by
     trace past the first step (a trace reached is refreshed whole anyway), so
-    the common case, new nodes nothing consumed yet, costs two index probes per
-    product and nothing more."""
+    the common case, new nodes nothing consumed yet, costs one index probe per
+    product and nothing more. `unplaced`: the products whose own trace may not
+    be among `trace_pks` (None: any of them), looked up by product id."""
     affected = set(trace_pks)
     seeds = sorted(set(product_ids))
-    if not seeds:
-        return affected
+    unplaced = sorted(set(seeds if unplaced is None else unplaced))
     reached: set[int] = set()
     with bound_cursor() as cursor:
-        for start in range(0, len(seeds), 10_000):
-            clause, params = in_list(seeds[start:start + 10_000])
+        for start in range(0, len(unplaced), 10_000):
+            clause, params = in_list(unplaced[start:start + 10_000])
             cursor.execute(f"SELECT DISTINCT trace_id FROM {NODE} WHERE project_id = %s AND product_id {clause}",
                            [project.pk, *params])
             affected |= {row[0] for row in cursor.fetchall()}
+        for start in range(0, len(seeds), 10_000):
+            clause, params = in_list(seeds[start:start + 10_000])
             cursor.execute(f"SELECT DISTINCT trace_id FROM {EDGE} WHERE project_id = %s AND parent_product_id {clause}",
                            [project.pk, *params])
             reached |= {row[0] for row in cursor.fetchall()}
@@ -273,8 +311,8 @@ def affected_traces(project: Project, trace_pks, product_ids) -> set[int]:
             clause, params = in_list(sorted(frontier))
             cursor.execute(
                 f"SELECT DISTINCT e.trace_id FROM {NODE} n JOIN {EDGE} e ON e.project_id = n.project_id "
-                f"AND e.parent_product_id = n.product_id WHERE n.trace_id {clause}",
-                params,
+                f"AND e.parent_product_id = n.product_id WHERE n.project_id = %s AND n.trace_id {clause}",
+                [project.pk, *params],
             )
             frontier = {row[0] for row in cursor.fetchall()} - affected
     return affected

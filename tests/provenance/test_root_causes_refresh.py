@@ -1,6 +1,7 @@
 """The stored root causes catch up by themselves (`manage.py
-refresh_root_causes`, also the periodic job), idempotently, and the ingest's
-own refresh costs a fixed number of statements however many traces a batch
+refresh_root_causes`, also the periodic job), idempotently; an ingest only
+marks what it changed, and the refresh of those marks (the reader's or the
+job's) costs a fixed number of statements however many traces a batch
 touches."""
 
 import pytest
@@ -8,7 +9,8 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from provenance.models import AnswerCause, FinalAnswer, RootCauseMark
+from provenance.models import AnswerCause, FinalAnswer, RootCauseMark, RootCausePending
+from provenance.root_causes import pending
 from tests.provenance import root_cause_corpus as corpus
 from tests.provenance.test_root_causes_api import root_causes
 from tests.support.events import node_event, review_event
@@ -22,12 +24,22 @@ def stored_rows():
             sorted(AnswerCause.objects.values_list("trace_key", "agent_id", "step", "reason", "path_agents")))
 
 
+def test_an_ingest_marks_its_traces_and_the_catch_up_refreshes_them(api, ingest):
+    corpus.load(ingest)
+    assert FinalAnswer.objects.count() == 0 and RootCausePending.objects.exists()
+    call_command("refresh_root_causes")
+    assert not RootCausePending.objects.exists()
+    assert root_causes(api) == corpus.EXPECTED_INCORRECT
+
+
 def test_the_catch_up_rebuilds_what_the_ingest_did_not_store(api, ingest):
     corpus.load(ingest)
+    assert root_causes(api) == corpus.EXPECTED_INCORRECT
     expected = stored_rows()
     # An installation whose answers predate the table: nothing stored, nothing marked.
     FinalAnswer.objects.all().delete()
     RootCauseMark.objects.all().delete()
+    assert not RootCausePending.objects.exists()
     assert root_causes(api)["answers"] == 0
     call_command("refresh_root_causes")
     assert stored_rows() == expected
@@ -49,7 +61,7 @@ def test_a_new_threshold_recomputes_the_stored_answers(api, ingest):
     assert root_causes(api, answers="low_confidence")["answers"] == 10
 
 
-def test_the_refresh_after_an_ingest_costs_the_same_for_one_trace_or_fifty(api, ingest):
+def test_the_refresh_of_an_ingest_costs_the_same_for_one_trace_or_fifty(api, ingest, project):
     def batch(prefix, traces):
         events = []
         for t in range(traces):
@@ -59,11 +71,47 @@ def test_the_refresh_after_an_ingest_costs_the_same_for_one_trace_or_fifty(api, 
                        review_event(trace, "incorrect")]
         return events
 
-    counts = []
+    ingests, drains = [], []
     # The first request of a key also notes its use: warmed up by the first batch.
     for prefix, traces in (("warm", 1), ("one", 1), ("fifty", 50)):
         with CaptureQueriesContext(connection) as queries:
             ingest(*batch(prefix, traces))
-        counts.append(len(queries))
-    assert counts[1] == counts[2]
+        ingests.append(len(queries))
+        with CaptureQueriesContext(connection) as queries:
+            assert pending.drain(project) == traces
+        drains.append(len(queries))
+    assert ingests[1] == ingests[2]
+    assert drains[1] == drains[2]
     assert FinalAnswer.objects.count() == 52
+
+
+def sent_tasks(app) -> list[tuple[str, list]]:
+    """The tasks waiting in the broker's default queue (the in-memory one when
+    no broker is configured), taken off it as a worker would: (name, args)."""
+    found = []
+    with app.connection_for_read() as conn:
+        queue = conn.SimpleQueue(app.conf.task_default_queue)
+        while True:
+            try:
+                message = queue.get(block=False)
+            except queue.Empty:
+                return found
+            message.ack()
+            found.append((message.headers["task"], message.decode()[0]))
+
+
+def test_with_a_broker_the_ingest_asks_a_worker_to_refresh_after_its_commit(api, ingest, settings, project):
+    from provenance import tasks
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # what a REDIS_URL sets: tasks go to the broker
+    sent_tasks(tasks.settle_root_causes.app)
+    corpus.load(ingest)
+    sent = sent_tasks(tasks.settle_root_causes.app)
+    assert sent == [("provenance.tasks.settle_root_causes", [project.pk])] * 2
+    for name, args in sent:  # a worker runs them
+        tasks.settle_root_causes.app.tasks[name].apply(args=args)
+    assert not RootCausePending.objects.exists()
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    expected = stored_rows()
+    assert root_causes(api) == corpus.EXPECTED_INCORRECT
+    assert stored_rows() == expected
