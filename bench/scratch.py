@@ -43,13 +43,22 @@ def recreate_database(url: str) -> None:
     _on_server(url, f'CREATE DATABASE "{_name(url)}"')
 
 
+def database_exists(url: str) -> bool:
+    import psycopg
+
+    admin = urlunsplit(urlsplit(url)._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [_name(url)]).fetchone() is not None
+
+
 @contextmanager
-def scratch_django(name: str, keep: bool = False) -> Iterator[str]:
-    """Recreates database `name`, sets Django up on it and migrates it; yields
-    its URL (also left in DATABASE_URL for subprocesses); drops it on the way
-    out unless `keep`."""
+def scratch_django(name: str, keep: bool = False, reuse: bool = False) -> Iterator[str]:
+    """Recreates database `name` (with `reuse`, keeps it when it exists), sets
+    Django up on it and migrates it; yields its URL (also left in DATABASE_URL
+    for subprocesses); drops it on the way out unless `keep`."""
     url = scratch_database_url(name)
-    recreate_database(url)
+    if not (reuse and database_exists(url)):
+        recreate_database(url)
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "denoise_dashboard.settings")
     import django

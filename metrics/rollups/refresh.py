@@ -34,6 +34,7 @@ from metrics.models import (
     HourEscalation,
     HourFuseReason,
     HourRollup,
+    HourTrace,
     PolicyHour,
     PolicyItemHour,
     ReviewTarget,
@@ -70,8 +71,8 @@ from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
 
 TARGET, ROLLUP, SPAN = ReviewTarget._meta.db_table, HourRollup._meta.db_table, TraceSpan._meta.db_table
 HISTOGRAM, REASON = DayHistogram._meta.db_table, HourFuseReason._meta.db_table
-ESCALATIONS = HourEscalation._meta.db_table
-ROLLUP_MODELS = (HourRollup, TraceSpan, DayHistogram, DayStat, HourFuseReason, ReviewTarget, HourEscalation,
+ESCALATIONS, HOUR_TRACE = HourEscalation._meta.db_table, HourTrace._meta.db_table
+ROLLUP_MODELS = (HourRollup, HourTrace, TraceSpan, DayHistogram, DayStat, HourFuseReason, ReviewTarget, HourEscalation,
                  PolicyHour, PolicyItemHour)
 ADVISORY_LOCK = 0x6D657472  # "metr"
 PRODUCTION_NODE = production_sql("n.trace_id")
@@ -219,9 +220,10 @@ DIRTY_NODES = f"""
 
 
 def recompute_hours(cursor, bounds: dict) -> None:
-    cursor.execute(
-        f"DELETE FROM {ROLLUP} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id AND r.hour = d.hour"
-    )
+    for table in (ROLLUP, HOUR_TRACE):
+        cursor.execute(
+            f"DELETE FROM {table} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id AND r.hour = d.hour"
+        )
     cursor.execute(f"CREATE TEMP TABLE metrics_dirty_nodes ON COMMIT DROP AS {DIRTY_NODES}", bounds)
     cursor.execute("ANALYZE metrics_dirty_nodes")
     # Per (hour, trace, dimensions) first: every mask then needs only hash aggregates, no distinct sorts.
@@ -237,6 +239,13 @@ def recompute_hours(cursor, bounds: dict) -> None:
         """
     )
     cursor.execute("ANALYZE metrics_trace_hours")
+    cursor.execute(
+        f"""
+        INSERT INTO {HOUR_TRACE} (project_id, hour, trace_pk, nodes, fused, confidence_count, confidence_sum)
+        SELECT project_id, hour, trace_id, SUM(nodes), SUM(fused), SUM(confidence_count), SUM(confidence_sum)
+        FROM metrics_trace_hours GROUP BY project_id, hour, trace_id
+        """
+    )
     cursor.execute(
         f"""
         INSERT INTO {ROLLUP} (project_id, hour, mask, agent_id, step, source_type, round, traces, low_traces,
