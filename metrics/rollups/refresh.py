@@ -6,10 +6,10 @@ briefly share-locked, so every row at or below it is committed: a transaction
 that took a smaller id cannot commit later and be skipped. Then, in one
 transaction with the new watermark:
 
-- hour rollups are recomputed for every (project, hour) that got a node, or a
-  node of which got a fuse decision, since the last refresh (fuse decisions
-  arriving after their node change old hours); a project never rolled up, or
-  whose high-uncertainty threshold changed, is rebuilt whole;
+- hour rollups and hour traces are recomputed for every (project, hour) that
+  got a node, or a node of which got a fuse decision, since the last refresh
+  (fuse decisions arriving after their node change old hours); a project never
+  rolled up, or whose high-uncertainty threshold changed, is rebuilt whole;
 - trace spans are recomputed for the traces that got nodes, and review
   targets for new reviews and the reviews of those traces;
 - day histograms, day statistics (metrics.rollups.day_stats), hour fuse
