@@ -63,6 +63,7 @@ from metrics.rollups.schema import (
     bin_sql,
     histogram_values_sql,
     mask_columns,
+    mask_of,
     production_sql,
     review_target_sql,
 )
@@ -76,6 +77,7 @@ ROLLUP_MODELS = (HourRollup, HourTrace, TraceSpan, DayHistogram, DayStat, HourFu
                  PolicyHour, PolicyItemHour)
 ADVISORY_LOCK = 0x6D657472  # "metr"
 PRODUCTION_NODE = production_sql("n.trace_id")
+AGENT_MASK = mask_of(["agent_id"])
 # Summed per (hour, trace, dimensions), then per mask; traces and low_traces are counted apart.
 COUNTS = tuple(name for name in SUMS if name not in ("traces", "low_traces"))
 
@@ -239,11 +241,19 @@ def recompute_hours(cursor, bounds: dict) -> None:
         """
     )
     cursor.execute("ANALYZE metrics_trace_hours")
+    # In (mask, agent) order: one agent's rows of a refresh share a few pages, which an agent-filtered read fetches.
+    sums = "SUM(nodes), SUM(fused), SUM(confidence_count), SUM(confidence_sum)"
     cursor.execute(
         f"""
-        INSERT INTO {HOUR_TRACE} (project_id, hour, trace_pk, nodes, fused, confidence_count, confidence_sum)
-        SELECT project_id, hour, trace_id, SUM(nodes), SUM(fused), SUM(confidence_count), SUM(confidence_sum)
-        FROM metrics_trace_hours GROUP BY project_id, hour, trace_id
+        INSERT INTO {HOUR_TRACE} (project_id, hour, mask, agent_id, trace_pk, nodes, fused, confidence_count,
+            confidence_sum)
+        SELECT * FROM (
+            SELECT project_id, hour, {NO_DIMENSIONS} AS mask, {PLACEHOLDERS["agent_id"]} AS agent_id, trace_id, {sums}
+            FROM metrics_trace_hours GROUP BY project_id, hour, trace_id
+            UNION ALL
+            SELECT project_id, hour, {AGENT_MASK}, agent_id, trace_id, {sums}
+            FROM metrics_trace_hours GROUP BY project_id, hour, agent_id, trace_id
+        ) AS hour_traces ORDER BY mask, agent_id, hour
         """
     )
     cursor.execute(

@@ -12,11 +12,12 @@ them. Over the traces with a node matching the filters in [start, end)
 Each trace's counts over the window are added up (a trace spanning hours sums
 them) from the hour traces (metrics.models.HourTrace) of the rolled hours and
 the raw rows of the rest (partial hours at the ends, hours touched since the
-last refresh), then averaged: one statement. The hour traces hold production
-with every dimension together, so a filtered window (or one of another
-environment, a model) is grouped from its raw rows, in the same statement
-with no rolled hour; `scanned` is the ORM's raw form, the SQLite path and the
-reference."""
+last refresh), then averaged: one statement. The hour traces hold production,
+every node of a trace together and by agent (a node has one agent, so a trace's
+rows of the agents asked add up to its matching nodes); a window filtered by
+another dimension, a model or of another environment is grouped from its raw
+rows, in the same statement with no rolled hour. `scanned` is the ORM's raw
+form: the SQLite path and the reference."""
 
 from django.db.models import Avg, Count, F, FloatField, Q
 from django.db.models.functions import Cast
@@ -25,9 +26,9 @@ from core.dialect import is_postgres
 from core.replica import reading_connection
 from metrics.models import HourTrace
 from metrics.questions import Filters, Question
-from metrics.rollups.schema import NODE
+from metrics.rollups.schema import NODE, mask_of
 from metrics.rollups.snapshot import one_snapshot
-from metrics.rollups.sql import intervals_sql, node_filters_sql
+from metrics.rollups.sql import filters_sql, intervals_sql, node_filters_sql
 from metrics.windows.rollup_part import Coverage, cut
 from metrics.windows.scan import matching_nodes
 from provenance.vocabulary import FUSED
@@ -41,24 +42,30 @@ def figures(project, start, end, filters: Filters = Filters(), use_rollups: bool
         return scanned(project, start, end, filters)
     with one_snapshot():
         rolled, recent = [], [(start, end)]
-        coverage = Coverage.of(project) if use_rollups and filters.in_hour_rollups and not filters.dimensions else None
+        coverage = Coverage.of(project) if use_rollups and in_hour_traces(filters) else None
         if coverage is not None:
             [piece] = cut(Question(start, end, filters), coverage)
             rolled, recent = piece.rolled, piece.recent
         return stitched(project, rolled, recent, filters)
 
 
+def in_hour_traces(filters: Filters) -> bool:
+    return filters.in_hour_rollups and set(filters.dimensions) <= {"agent_id"}
+
+
 def stitched(project, rolled: list[tuple], recent: list[tuple], filters: Filters) -> dict:
     """The figures over the hour traces of the `rolled` hour ranges and the raw rows of the `recent` intervals."""
     rolled_sql, rolled_params = intervals_sql("hour", rolled) if rolled else ("false", [])
+    # Unfiltered: the rows of every agent together (agent_id ''); by agent: those of the agents asked.
+    agent_sql, agent_params = filters_sql({"agent_id": filters.agent_id})
     recent_sql, recent_params = intervals_sql("n.timestamp", recent) if recent else ("false", [])
     matching, matching_params = node_filters_sql(project, filters)
     with reading_connection().cursor() as cursor:
         cursor.execute(
             f"""
             WITH parts AS (
-                SELECT trace_pk, nodes, fused, confidence_count, confidence_sum
-                FROM {HOUR_TRACE} WHERE project_id = %s AND {rolled_sql}
+                SELECT trace_pk, nodes, fused, confidence_count, confidence_sum FROM {HOUR_TRACE}
+                WHERE project_id = %s AND mask = %s AND {agent_sql} AND {rolled_sql}
                 UNION ALL
                 SELECT n.trace_id, COUNT(*), COUNT(*) FILTER (WHERE {FUSED.sql("n")}), COUNT(n.confidence),
                     SUM(n.confidence)
@@ -72,7 +79,8 @@ def stitched(project, rolled: list[tuple], recent: list[tuple], filters: Filters
                 AVG(confidence_sum / NULLIF(confidence_count, 0))
             FROM per_trace
             """,
-            [project.pk, *rolled_params, project.pk, *recent_params, *matching_params],
+            [project.pk, mask_of(filters.dimensions), *agent_params, *rolled_params, project.pk, *recent_params,
+             *matching_params],
         )
         traces, with_fuse, mean_rate, mean_confidence = cursor.fetchone()
     return shaped(traces, with_fuse, mean_rate, mean_confidence)

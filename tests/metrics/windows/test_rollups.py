@@ -52,8 +52,9 @@ def assert_same_as_raw(project, questions) -> None:
         assert escalations.count(project, *window) == escalations.orm_count(project, *window), window
         assert policy_versions.compare(project, *window) == policy_versions.scanned(project, *window), window
         start, end, filters = window
-        # Unfiltered (read from the hour traces where rolled), filtered and of another environment (raw).
-        for chosen in (Filters(), filters, Filters(environment="evaluation")):
+        # Unfiltered and by agent (read from the hour traces where rolled), otherwise filtered, another environment.
+        for chosen in (Filters(), Filters(agent_id=AGENTS[0]), Filters(agent_id=tuple(AGENTS[1:3])), filters,
+                       Filters(environment="evaluation")):
             found = trace_weighted.figures(project, start, end, chosen)
             assert found == pytest.approx(trace_weighted.scanned(project, start, end, chosen), abs=1e-12), (window, chosen)
 
@@ -139,7 +140,7 @@ def test_covered_hours_are_read_from_the_hour_traces(project, ingest):
     window = (BASE_TIME, BASE_TIME + timedelta(minutes=130))
     before = trace_weighted.figures(project, *window)
     assert before == trace_weighted.scanned(project, *window)
-    HourTrace.objects.filter(project=project).update(confidence_sum=0)
+    HourTrace.objects.filter(project=project, mask=0).update(confidence_sum=0)
     after = trace_weighted.figures(project, *window)
     assert (before["traces"], before["mean_trace_confidence"], after["mean_trace_confidence"]) == (1, 0.5, 0.5 * 10 / 130)
 
@@ -152,11 +153,11 @@ def test_refreshing_twice_changes_nothing(project, traffic, ingest):
         "hour", "mask", "agent_id", "step", "source_type", "round", "nodes", "traces", "low_traces", "fused",
         "run_best", "run_prefix", "run_suffix"), key=repr)
     hour_traces = sorted(HourTrace.objects.values_list(
-        "hour", "trace_pk", "nodes", "fused", "confidence_count", "confidence_sum"))
+        "hour", "mask", "agent_id", "trace_pk", "nodes", "fused", "confidence_count", "confidence_sum"))
     report = refresh_rollups()
     assert (report.nodes, report.fuses, report.hours) == (0, 0, 0)
     assert sorted(HourTrace.objects.values_list(
-        "hour", "trace_pk", "nodes", "fused", "confidence_count", "confidence_sum")) == hour_traces
+        "hour", "mask", "agent_id", "trace_pk", "nodes", "fused", "confidence_count", "confidence_sum")) == hour_traces
     assert sorted(HourRollup.objects.values_list(
         "hour", "mask", "agent_id", "step", "source_type", "round", "nodes", "traces", "low_traces", "fused",
         "run_best", "run_prefix", "run_suffix"), key=repr) == snapshot
