@@ -55,15 +55,18 @@ def in_hour_traces(filters: Filters) -> bool:
 
 def stitched(project, rolled: list[tuple], recent: list[tuple], filters: Filters) -> dict:
     """The figures over the hour traces of the `rolled` hour ranges and the raw rows of the `recent` intervals.
-    Only a trace with rows in two rolled hours (it has trace spans) or in a
-    recent interval is added up per trace: most are whole in one hour's row,
-    and grouping every one of them was most of the statement's time."""
+    Only a trace with rows in two rolled hours (it has trace spans), in a
+    recent interval or of several agents asked is added up per trace: most are
+    whole in one hour's row, and grouping every one of them was most of the
+    statement's time."""
     rolled_sql, rolled_params = intervals_sql("hour", rolled) if rolled else ("false", [])
     # Unfiltered: the rows of every agent together (agent_id ''); by agent: those of the agents asked.
     agent_sql, agent_params = filters_sql({"agent_id": filters.agent_id})
     recent_sql, recent_params = intervals_sql("n.timestamp", recent) if recent else ("false", [])
     matching, matching_params = node_filters_sql(project, filters)
     sums = "nodes, fused, confidence_count, confidence_sum"
+    # Several agents: a trace has a row per agent in one hour, so every row is added up per trace.
+    several = "true" if isinstance(filters.agent_id, tuple) else "false"
     with reading_connection().cursor() as cursor:
         cursor.execute(
             f"""
@@ -75,8 +78,8 @@ def stitched(project, rolled: list[tuple], recent: list[tuple], filters: Filters
                 FROM {NODE} n WHERE n.project_id = %s AND {recent_sql} AND {matching} GROUP BY n.trace_id
             ), rolled AS MATERIALIZED (
                 SELECT trace_pk, {sums},
-                    trace_pk IN (SELECT trace_pk FROM {SPAN} WHERE project_id = %s AND mask = {NO_DIMENSIONS}
-                                 AND {rolled_sql})
+                    {several} OR trace_pk IN (SELECT trace_pk FROM {SPAN} WHERE project_id = %s
+                                              AND mask = {NO_DIMENSIONS} AND {rolled_sql})
                     OR trace_pk IN (SELECT trace_pk FROM recent) AS shared
                 FROM {HOUR_TRACE} WHERE project_id = %s AND mask = %s AND {agent_sql} AND {rolled_sql}
             ), per_trace AS (
