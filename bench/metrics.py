@@ -2,12 +2,13 @@
 """Metrics dashboards at volume: rollups vs the raw scan, in the same run.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/metrics.py [--nodes 1000000] [--runs 5] \
-        [--database denoise_bench_metrics] [--keep]
+        [--database denoise_bench_metrics] [--keep] [--reuse]
 
 1. Generates a month of ten-node workflow traces ending now (PostgreSQL writes
    them itself, INSERT … SELECT over generate_series) into a scratch database
    (`--database`, default `denoise_bench_metrics`, recreated, dropped at the
-   end unless --keep):
+   end unless --keep; with --reuse a database kept by an earlier run is
+   migrated and its nodes kept, older by the time since):
    user input, three retrievals, entity extraction, reasoning, verification, a
    tool call, a summary and the final answer, each consuming the one before.
    Entity extraction is bimodal (a split task), the reasoner drifts down over
@@ -19,7 +20,8 @@
    Every node carries a duration (retrieval 200-800 ms, reasoning 1-4 s,
    the rest 20-300 ms); model steps a model, token usage and a cost (one
    model in ten unpriced: no cost); 5% of traces are in `evaluation`.
-2. Builds the rollups from nothing (`refresh_rollups`), then times a steady
+2. Builds the rollups from nothing (`refresh_rollups`; a reused database's
+   are emptied first, so both time the same build), then times a steady
    state refresh after 30 s worth of new nodes and late fuse decisions.
 3. Times every chart's computation over the last 30 days (median of --runs),
    with rollups and with the raw scan, and prints both and their ratio; then
@@ -210,6 +212,24 @@ def summary_cases() -> list[tuple]:
             ("duration_ms", Filters(step="reasoning")), ("cost_usd", Filters(model="gpt-4o"))]
 
 
+def node_count(project) -> int:
+    from provenance.models import Node
+
+    return Node.objects.filter(project=project).count()
+
+
+def forget_rollups() -> None:
+    """Empties the rollups and their watermark: the next refresh builds them from nothing."""
+    from django.db import connection
+
+    from metrics.models import RolledProject, Watermark
+    from metrics.rollups.refresh import ROLLUP_MODELS
+
+    tables = [model._meta.db_table for model in (*ROLLUP_MODELS, RolledProject, Watermark)]
+    with connection.cursor() as cursor:
+        cursor.execute(f"TRUNCATE {', '.join(tables)}")
+
+
 def timed(fn, runs: int) -> float:
     """Median wall time of `runs` calls, in milliseconds."""
     times = []
@@ -237,12 +257,13 @@ def steady_state_traffic(project, seconds: int = 30) -> None:
         old = cursor.fetchall()
     now = timezone.now()
     count = max(10, int(rate * seconds))
-    events = [{"id": f"steady-{i}", "type": "node", "timestamp": (now - timedelta(seconds=i % seconds)).isoformat(),
-               "body": {"trace_id": f"steady-trace-{i // 10}", "product_id": f"steady-{i}",
+    run = f"{now:%Y%m%d%H%M%S}"  # new ids on every run over a reused database
+    events = [{"id": f"steady-{run}-{i}", "type": "node", "timestamp": (now - timedelta(seconds=i % seconds)).isoformat(),
+               "body": {"trace_id": f"steady-trace-{run}-{i // 10}", "product_id": f"steady-{run}-{i}",
                         "agent_id": PIPELINE[i % 10][0].format(variant=1), "step": PIPELINE[i % 10][1],
                         "source_type": PIPELINE[i % 10][2], "confidence": (i * 37 % 100) / 100, "round": 1}}
               for i in range(count)]
-    events += [{"id": f"late-fuse-{product}", "type": "fuse", "timestamp": now.isoformat(),
+    events += [{"id": f"late-fuse-{run}-{product}", "type": "fuse", "timestamp": now.isoformat(),
                 "body": {"trace_id": trace, "product_id": product, "decision": "block", "reason": "late review"}}
                for product, trace in old]
     ingest_events(project, events)
@@ -255,7 +276,7 @@ def main() -> None:
     parser.add_argument("--database", default="denoise_bench_metrics", help="the scratch database's name")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     parser.add_argument("--reuse", action="store_true",
-                        help="the database a --keep run left: skip generation and the first rollup build (implies --keep)")
+                        help="reuse the scratch database's nodes when it exists (kept by --keep); implies --keep")
     args = parser.parse_args()
 
     with scratch_django(args.database, keep=args.keep or args.reuse, reuse=args.reuse):
@@ -274,13 +295,13 @@ def main() -> None:
             started = time.perf_counter()
             generate(project.pk, args.nodes)
             print(f"generated {args.nodes:,} nodes in {time.perf_counter() - started:.1f} s")
-
-            report = refresh_rollups()
-            print(f"rollups built from nothing: {report}")
-            steady_state_traffic(project)
         else:
-            # Its steady-state events were ingested by the run that generated it.
-            print(f"reusing {args.database}: generation and the first rollup build skipped")
+            print(f"reused {node_count(project):,} nodes of database {args.database}")
+            forget_rollups()
+
+        report = refresh_rollups()
+        print(f"rollups built from nothing: {report}")
+        steady_state_traffic(project)
         report = refresh_rollups()
         print(f"steady-state refresh (30 s of traffic + late fuses): {report.seconds * 1000:.0f} ms ({report})")
 

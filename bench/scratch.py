@@ -38,24 +38,24 @@ def drop_database(url: str) -> None:
     _on_server(url, f'DROP DATABASE IF EXISTS "{_name(url)}" WITH (FORCE)')
 
 
-def database_exists(url: str) -> bool:
-    import psycopg
-
-    admin = urlunsplit(urlsplit(url)._replace(path="/postgres"))
-    with psycopg.connect(admin) as conn:
-        return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [_name(url)]).fetchone() is not None
-
-
 def recreate_database(url: str) -> None:
     drop_database(url)
     _on_server(url, f'CREATE DATABASE "{_name(url)}"')
 
 
+def database_exists(url: str) -> bool:
+    import psycopg
+
+    admin = urlunsplit(urlsplit(url)._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [_name(url)]).fetchone() is not None
+
+
 @contextmanager
 def scratch_django(name: str, keep: bool = False, reuse: bool = False) -> Iterator[str]:
-    """Recreates database `name` (`reuse`: keeps it if it exists), sets Django
-    up on it and migrates it; yields its URL (also left in DATABASE_URL for
-    subprocesses); drops it on the way out unless `keep`."""
+    """Recreates database `name` (with `reuse`, keeps it when it exists), sets
+    Django up on it and migrates it; yields its URL (also left in DATABASE_URL
+    for subprocesses); drops it on the way out unless `keep`."""
     url = scratch_database_url(name)
     if not (reuse and database_exists(url)):
         recreate_database(url)

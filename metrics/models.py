@@ -81,6 +81,31 @@ class TraceSpan(Dimensions):
         return f"trace {self.trace_pk} at {self.hour:%Y-%m-%d %H}h"
 
 
+class HourTrace(models.Model):
+    """One trace's production nodes in one hour: what the trace-weighted
+    figures (metrics.windows.trace_weighted) add up per trace over a window's
+    rolled hours instead of grouping its raw nodes. Rows with mask
+    NO_DIMENSIONS hold every node of the trace that hour (agent_id ''), rows
+    with the agent mask its nodes of one agent, for a window filtered by agent.
+    Recomputed with the hour rollups (the same dirty hours)."""
+
+    project = models.ForeignKey(Project, models.CASCADE, related_name="+")
+    hour = models.DateTimeField()
+    mask = models.SmallIntegerField()
+    agent_id = models.CharField(max_length=255, default="")
+    trace_pk = models.BigIntegerField()
+    nodes = models.IntegerField(default=0)
+    fused = models.IntegerField(default=0)
+    confidence_count = models.IntegerField(default=0)
+    confidence_sum = models.FloatField(default=0.0)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "mask", "agent_id", "hour"], name="hourtrace_agent_hour")]
+
+    def __str__(self):
+        return f"trace {self.trace_pk} at {self.hour:%Y-%m-%d %H}h mask {self.mask}: {self.nodes} node(s)"
+
+
 class DayHistogram(Dimensions):
     """Counts of values on a fixed grid (metrics.rollups.schema.bin_of) per
     day and dimensions: node confidence (metric "") and each numeric entry of

@@ -31,7 +31,7 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
         "query": params.query(),
         "dominant_trace": dominant(project, params, current),
         # Each trace counted once, beside the node-weighted headline (which a long run can set alone).
-        "trace_weighted": trace_weighted.figures(project, params.start, params.end, params.filters),
+        "trace_weighted": trace_weighted.figures(project, params.start, params.end, params.filters, use_rollups),
         "headline": {
             "current": current.values(METRICS),
             "previous": answered[1].get((before.start, None), Totals()).values(METRICS),

@@ -6,10 +6,10 @@ briefly share-locked, so every row at or below it is committed: a transaction
 that took a smaller id cannot commit later and be skipped. Then, in one
 transaction with the new watermark:
 
-- hour rollups are recomputed for every (project, hour) that got a node, or a
-  node of which got a fuse decision, since the last refresh (fuse decisions
-  arriving after their node change old hours); a project never rolled up, or
-  whose high-uncertainty threshold changed, is rebuilt whole;
+- hour rollups and hour traces are recomputed for every (project, hour) that
+  got a node, or a node of which got a fuse decision, since the last refresh
+  (fuse decisions arriving after their node change old hours); a project never
+  rolled up, or whose high-uncertainty threshold changed, is rebuilt whole;
 - trace spans are recomputed for the traces that got nodes, and review
   targets for new reviews and the reviews of those traces;
 - day histograms, day statistics (metrics.rollups.day_stats), hour fuse
@@ -34,6 +34,7 @@ from metrics.models import (
     HourEscalation,
     HourFuseReason,
     HourRollup,
+    HourTrace,
     PolicyHour,
     PolicyItemHour,
     ReviewTarget,
@@ -62,6 +63,7 @@ from metrics.rollups.schema import (
     bin_sql,
     histogram_values_sql,
     mask_columns,
+    mask_of,
     production_sql,
     review_target_sql,
 )
@@ -70,11 +72,12 @@ from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
 
 TARGET, ROLLUP, SPAN = ReviewTarget._meta.db_table, HourRollup._meta.db_table, TraceSpan._meta.db_table
 HISTOGRAM, REASON = DayHistogram._meta.db_table, HourFuseReason._meta.db_table
-ESCALATIONS = HourEscalation._meta.db_table
-ROLLUP_MODELS = (HourRollup, TraceSpan, DayHistogram, DayStat, HourFuseReason, ReviewTarget, HourEscalation,
+ESCALATIONS, HOUR_TRACE = HourEscalation._meta.db_table, HourTrace._meta.db_table
+ROLLUP_MODELS = (HourRollup, HourTrace, TraceSpan, DayHistogram, DayStat, HourFuseReason, ReviewTarget, HourEscalation,
                  PolicyHour, PolicyItemHour)
 ADVISORY_LOCK = 0x6D657472  # "metr"
 PRODUCTION_NODE = production_sql("n.trace_id")
+AGENT_MASK = mask_of(["agent_id"])
 # Summed per (hour, trace, dimensions), then per mask; traces and low_traces are counted apart.
 COUNTS = tuple(name for name in SUMS if name not in ("traces", "low_traces"))
 
@@ -223,9 +226,10 @@ DIRTY_NODES = f"""
 
 
 def recompute_hours(cursor, bounds: dict) -> None:
-    cursor.execute(
-        f"DELETE FROM {ROLLUP} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id AND r.hour = d.hour"
-    )
+    for table in (ROLLUP, HOUR_TRACE):
+        cursor.execute(
+            f"DELETE FROM {table} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id AND r.hour = d.hour"
+        )
     cursor.execute(f"CREATE TEMP TABLE metrics_dirty_nodes ON COMMIT DROP AS {DIRTY_NODES}", bounds)
     cursor.execute("ANALYZE metrics_dirty_nodes")
     # Per (hour, trace, dimensions) first: every mask then needs only hash aggregates, no distinct sorts.
@@ -241,6 +245,21 @@ def recompute_hours(cursor, bounds: dict) -> None:
         """
     )
     cursor.execute("ANALYZE metrics_trace_hours")
+    # In (mask, agent) order: one agent's rows of a refresh share a few pages, which an agent-filtered read fetches.
+    sums = "SUM(nodes), SUM(fused), SUM(confidence_count), SUM(confidence_sum)"
+    cursor.execute(
+        f"""
+        INSERT INTO {HOUR_TRACE} (project_id, hour, mask, agent_id, trace_pk, nodes, fused, confidence_count,
+            confidence_sum)
+        SELECT * FROM (
+            SELECT project_id, hour, {NO_DIMENSIONS} AS mask, {PLACEHOLDERS["agent_id"]} AS agent_id, trace_id, {sums}
+            FROM metrics_trace_hours GROUP BY project_id, hour, trace_id
+            UNION ALL
+            SELECT project_id, hour, {AGENT_MASK}, agent_id, trace_id, {sums}
+            FROM metrics_trace_hours GROUP BY project_id, hour, agent_id, trace_id
+        ) AS hour_traces ORDER BY mask, agent_id, hour
+        """
+    )
     cursor.execute(
         f"""
         INSERT INTO {ROLLUP} (project_id, hour, mask, agent_id, step, source_type, round, traces, low_traces,

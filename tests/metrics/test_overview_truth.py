@@ -92,3 +92,39 @@ def test_a_trace_dominating_a_filtered_window_is_found_past_the_traces_that_only
     found = api.get("/api/v1/metrics/overview", {**WINDOW, "step": "x"}).json()["dominant_trace"]
     assert (found["trace_id"], found["nodes"], found["share"]) == ("big", 10, 10 / 40)
     assert api.get("/api/v1/metrics/overview", WINDOW).json()["dominant_trace"] is None
+
+
+def test_trace_weighted_figures_honour_every_filter(api, ingest, project):
+    """Read from the hour traces (unfiltered, by agent) or the raw rows (the
+    other filters), over rolled hours and newer nodes: the figures of the
+    traces' matching nodes, as the ORM groups them."""
+    events = []
+    for t in range(30):
+        for n in range(4):
+            body = {"fuse": {"decision": "block", "reason": "low"}} if (t + n) % 7 == 0 else {}
+            events.append(node_event(
+                f"f{t}-{n}", f"trace-{t}", seconds=900 * t + 400 * n, confidence=None if (t * n) % 5 == 4 else n / 5,
+                agent_id=("retriever", "reasoner")[n % 2], step=("search", "answer")[t % 2], round=1 + n % 2,
+                source_type=("retrieval", "reasoning")[(t + n) % 2], model=("m-a", "m-b")[t % 2],
+                environment="evaluation" if t % 10 == 9 else "production", **body))
+    post_in_batches(ingest, events)
+    refresh_rollups()
+    ingest(node_event("late", "trace-3", seconds=3000, confidence=0.2, agent_id="retriever", step="search"))
+    window = (BASE_TIME + timedelta(minutes=20), BASE_TIME + timedelta(hours=7))
+    for query in ({}, {"agent_id": "retriever"}, {"step": "search"}, {"source_type": "reasoning"}, {"round": 2},
+                  {"model": "m-a"}, {"environment": "evaluation"}, {"agent_id": "reasoner", "step": "answer"}):
+        found = api.get("/api/v1/metrics/overview", {"start": window[0].isoformat(), "end": window[1].isoformat(),
+                                                     **query}).json()["trace_weighted"]
+        nodes = Node.objects.filter(project=project, timestamp__gte=window[0], timestamp__lt=window[1],
+                                    trace__environment=query.get("environment", "production"),
+                                    **{key: value for key, value in query.items() if key != "environment"})
+        per_trace = {}
+        for trace, state, confidence in nodes.values_list("trace_id", "fuse_state", "confidence"):
+            per_trace.setdefault(trace, []).append((state == FuseDecision.BLOCK, confidence))
+        rates = [sum(fused for fused, _ in rows) / len(rows) for rows in per_trace.values()]
+        means = [sum(c for _, c in rows if c is not None) / sum(c is not None for _, c in rows)
+                 for rows in per_trace.values() if any(c is not None for _, c in rows)]
+        assert found["traces"] == len(per_trace) > 0, query
+        assert found["traces_with_fuse_share"] == sum(rate > 0 for rate in rates) / len(rates), query
+        assert abs(found["mean_trace_fuse_rate"] - sum(rates) / len(rates)) < 1e-12, query
+        assert abs(found["mean_trace_confidence"] - sum(means) / len(means)) < 1e-12, query

@@ -1,6 +1,7 @@
 """The rollups answer exactly what the raw scan answers, including for nodes,
 fuse decisions, reviews and escalations that arrived after the last refresh:
-the node totals, the escalations counted and what each fuse policy version did."""
+the node totals, the escalations counted, what each fuse policy version did
+and the trace-weighted figures."""
 
 import dataclasses
 import random
@@ -11,11 +12,11 @@ from django.core.management import call_command
 
 from metrics.catalog import METRICS
 from metrics.counts import escalations, policy_versions
-from metrics.models import HourRollup, RolledProject
+from metrics.models import HourRollup, HourTrace, RolledProject
 from metrics.questions import Filters, Question
 from metrics.rollups.refresh import refresh_rollups
 from metrics.values import answer
-from metrics.windows import rollup_part, scan
+from metrics.windows import rollup_part, scan, trace_weighted
 from tenancy.models import Project
 from tests.metrics.traffic import (
     AGENTS,
@@ -50,6 +51,12 @@ def assert_same_as_raw(project, questions) -> None:
     for window in list(dict.fromkeys((q.start, q.end, q.filters) for q in questions))[:WINDOWS]:
         assert escalations.count(project, *window) == escalations.orm_count(project, *window), window
         assert policy_versions.compare(project, *window) == policy_versions.scanned(project, *window), window
+        start, end, filters = window
+        # Unfiltered and by agent (read from the hour traces where rolled), otherwise filtered, another environment.
+        for chosen in (Filters(), Filters(agent_id=AGENTS[0]), Filters(agent_id=tuple(AGENTS[1:3])), filters,
+                       Filters(environment="evaluation")):
+            found = trace_weighted.figures(project, start, end, chosen)
+            assert found == pytest.approx(trace_weighted.scanned(project, start, end, chosen), abs=1e-12), (window, chosen)
 
 
 def random_questions(seed: int, count: int) -> list[Question]:
@@ -126,6 +133,18 @@ def test_covered_hours_are_read_from_the_rollups(project, ingest):
     assert (before[(BASE_TIME, None)].nodes, after[(BASE_TIME, None)].nodes) == (30, 1000)
 
 
+def test_covered_hours_are_read_from_the_hour_traces(project, ingest):
+    # Two hours of one trace, and a partial hour read raw: the trace sums its hours.
+    ingest(*[node_event(f"n{i}", "t", seconds=60 * i, confidence=0.5) for i in range(150)])
+    refresh_rollups()
+    window = (BASE_TIME, BASE_TIME + timedelta(minutes=130))
+    before = trace_weighted.figures(project, *window)
+    assert before == trace_weighted.scanned(project, *window)
+    HourTrace.objects.filter(project=project, mask=0).update(confidence_sum=0)
+    after = trace_weighted.figures(project, *window)
+    assert (before["traces"], before["mean_trace_confidence"], after["mean_trace_confidence"]) == (1, 0.5, 0.5 * 10 / 130)
+
+
 def test_refreshing_twice_changes_nothing(project, traffic, ingest):
     refresh_rollups()
     ingest(*late_fuse_events(traffic, seed=7, count=10))
@@ -133,8 +152,12 @@ def test_refreshing_twice_changes_nothing(project, traffic, ingest):
     snapshot = sorted(HourRollup.objects.values_list(
         "hour", "mask", "agent_id", "step", "source_type", "round", "nodes", "traces", "low_traces", "fused",
         "run_best", "run_prefix", "run_suffix"), key=repr)
+    hour_traces = sorted(HourTrace.objects.values_list(
+        "hour", "mask", "agent_id", "trace_pk", "nodes", "fused", "confidence_count", "confidence_sum"))
     report = refresh_rollups()
     assert (report.nodes, report.fuses, report.hours) == (0, 0, 0)
+    assert sorted(HourTrace.objects.values_list(
+        "hour", "mask", "agent_id", "trace_pk", "nodes", "fused", "confidence_count", "confidence_sum")) == hour_traces
     assert sorted(HourRollup.objects.values_list(
         "hour", "mask", "agent_id", "step", "source_type", "round", "nodes", "traces", "low_traces", "fused",
         "run_best", "run_prefix", "run_suffix"), key=repr) == snapshot
