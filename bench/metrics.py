@@ -2,7 +2,7 @@
 """Metrics dashboards at volume: rollups vs the raw scan, in the same run.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/metrics.py [--nodes 1000000] [--runs 5] \
-        [--database denoise_bench_metrics] [--keep] [--reuse]
+        [--database denoise_bench_metrics] [--keep] [--reuse [--keep-rollups]]
 
 1. Generates a month of ten-node workflow traces ending now (PostgreSQL writes
    them itself, INSERT … SELECT over generate_series) into a scratch database
@@ -277,6 +277,9 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     parser.add_argument("--reuse", action="store_true",
                         help="reuse the scratch database's nodes when it exists (kept by --keep); implies --keep")
+    parser.add_argument("--keep-rollups", action="store_true",
+                        help="with --reuse: keep the rollups as an earlier run (or refresh_metric_rollups) left "
+                             "them, refreshed once, instead of building them from nothing")
     args = parser.parse_args()
 
     with scratch_django(args.database, keep=args.keep or args.reuse, reuse=args.reuse):
@@ -297,10 +300,11 @@ def main() -> None:
             print(f"generated {args.nodes:,} nodes in {time.perf_counter() - started:.1f} s")
         else:
             print(f"reused {node_count(project):,} nodes of database {args.database}")
-            forget_rollups()
+            if not args.keep_rollups:
+                forget_rollups()
 
         report = refresh_rollups()
-        print(f"rollups built from nothing: {report}")
+        print(f"rollups {'refreshed' if args.keep_rollups else 'built from nothing'}: {report}")
         steady_state_traffic(project)
         report = refresh_rollups()
         print(f"steady-state refresh (30 s of traffic + late fuses): {report.seconds * 1000:.0f} ms ({report})")
