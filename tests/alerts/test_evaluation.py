@@ -3,7 +3,6 @@ twice; one tick costs a fixed number of queries whatever the rule count,
 with or without destinations."""
 
 import io
-import threading
 
 import pytest
 from django.core.management import call_command
@@ -13,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from alerts import evaluation, notifications
 from alerts.models import AlertEvent, Delivery
 from tests.support.alerts import at_minute
+from tests.support.at_once import run_at_once
 from tests.support.events import node_event
 
 FUSED = {"fuse": {"decision": "block", "reason": "low"}}
@@ -110,24 +110,7 @@ def test_two_ticks_at_once_notify_once(make_project, receiver):
         data.is_valid(raise_exception=True)
         alert_rules.create_rule(project, data.validated_data)
 
-    start = threading.Barrier(2)
-    errors = []
-
-    def runner():
-        try:
-            start.wait()
-            evaluation.tick(at_minute(1))
-        except Exception as error:  # surfaced below
-            errors.append(error)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=runner) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    assert errors == []
+    run_at_once(2, lambda: evaluation.tick(at_minute(1)))
     assert AlertEvent.objects.filter(state="firing").count() == 20
     assert Delivery.objects.count() == 20
     received = receiver.wait_for(20)

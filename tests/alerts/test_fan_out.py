@@ -2,14 +2,13 @@
 a fan-out whose message was lost is made by the periodic delivery job, and
 however many runners ask for it, each destination gets the event once."""
 
-import threading
 
 import pytest
-from django.db import connection
 
 from alerts import evaluation, notifications, tasks
 from alerts.models import AlertEvent, Delivery
 from tests.support.alerts import SECRET, at_minute
+from tests.support.at_once import run_at_once
 from tests.support.events import node_event
 
 FUSED = {"fuse": {"decision": "block", "reason": "low"}}
@@ -67,24 +66,7 @@ def test_runners_fanning_out_the_same_events_at_once_make_each_delivery_once(mak
     event_ids = evaluation.evaluate(at_minute(1))
     assert len(event_ids) == 10
 
-    start = threading.Barrier(3)
-    made, errors = [], []
-
-    def runner():
-        try:
-            start.wait()
-            made.append(notifications.fan_out(event_ids))
-        except Exception as error:  # surfaced below
-            errors.append(error)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=runner) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    assert errors == []
+    made = run_at_once(3, lambda: notifications.fan_out(event_ids))
     assert sum(len(ids) for ids in made) == 20
     assert Delivery.objects.count() == 20
     assert len(set(Delivery.objects.values_list("event_id", "destination_id"))) == 20
