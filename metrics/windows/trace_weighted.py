@@ -67,11 +67,11 @@ def stitched(project, rolled: list[tuple], recent: list[tuple], filters: Filters
     sums = "nodes, fused, confidence_count, confidence_sum"
     # Several agents: a trace has a row per agent in one hour, so every row is added up per trace.
     several = "true" if isinstance(filters.agent_id, tuple) else "false"
+    # Recent counts are cast to the hour traces' int: bigint would make their sums numeric, several times slower.
     with reading_connection().cursor() as cursor:
         cursor.execute(
             f"""
             WITH recent AS MATERIALIZED (
-                -- Counts as the hour traces' int: bigint would make their sums numeric, several times slower.
                 SELECT n.trace_id AS trace_pk, COUNT(*)::int AS nodes,
                     COUNT(*) FILTER (WHERE {FUSED.sql("n")})::int AS fused, COUNT(n.confidence)::int AS confidence_count,
                     SUM(n.confidence) AS confidence_sum
