@@ -15,7 +15,7 @@ from alerts import messages
 from alerts.messages import Message
 from alerts.models import AlertEvent, AlertRule, Delivery, DeliveryStatus, Destination, new_webhook_id
 from alerts.transports import transport_class
-from core.bulk import bound_cursor, insert_many
+from core.bulk import bound_cursor, in_list, insert_many
 from core.dialect import is_postgres
 
 
@@ -73,12 +73,9 @@ def _claim_fan_outs(event_ids: list[int]) -> list[tuple[int, int, int, str]]:
     One conditional UPDATE: a concurrent claim of the same event waits for this
     transaction and then finds it done (or, rolled back, still pending)."""
     table = AlertEvent._meta.db_table
+    membership, parameters = in_list(event_ids)
     with bound_cursor() as cursor:
-        if is_postgres():
-            matching, parameters = "id = ANY(%s)", [list(event_ids)]
-        else:
-            matching, parameters = f"id IN ({', '.join(['%s'] * len(event_ids))})", list(event_ids)
-        cursor.execute(f"UPDATE {table} SET fan_out_pending = %s WHERE {matching} AND fan_out_pending = %s "
+        cursor.execute(f"UPDATE {table} SET fan_out_pending = %s WHERE id {membership} AND fan_out_pending = %s "
                        "RETURNING id, project_id, rule_id, state", [False, *parameters, True])
         return cursor.fetchall()
 
