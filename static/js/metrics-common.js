@@ -69,7 +69,7 @@
     // The request metrics-fetch.js started early, once; a later load asks again.
     const early = window.DenoiseMetricsEarly;
     window.DenoiseMetricsEarly = null;
-    (early || fetch(root.dataset.source, { credentials: "same-origin", headers: { Accept: "application/json" } }))
+    (early || window.DenoiseMetricsRequest())
       .then(function (response) {
         return response.json().then(function (body) { return { ok: response.ok, body: body }; });
       })

@@ -5,6 +5,8 @@
   "use strict";
   const root = document.getElementById("metrics-root");
   if (!root || !root.dataset.source) return;
-  window.DenoiseMetricsEarly = fetch(root.dataset.source,
-                                     { credentials: "same-origin", headers: { Accept: "application/json" } });
+  window.DenoiseMetricsRequest = function () {
+    return fetch(root.dataset.source, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  };
+  window.DenoiseMetricsEarly = window.DenoiseMetricsRequest();
 })();
