@@ -40,7 +40,8 @@ class Read:
     before this one, same metrics, step and by) makes it that read's groups
     beyond the `keep` of most volume (their counts added up in the reads
     `volume_of`) ranked as one group, keyed by value None, when more than
-    keep + 1 groups have any (pooled_after: which)."""
+    keep + 1 groups have any: the legend's rule,
+    metrics.dashboards.legend.split."""
 
     metrics: tuple[str, ...]
     step: str = ""
@@ -79,16 +80,6 @@ def read(project, start, end, filters, reads: list[Read], use_rollups: bool = Tr
             distribution.add(0, figures[:len(FIGURES)])
             found[index][(bucket, value, metric)] = distribution
     return found
-
-
-def pooled_after(volumes: dict, keep: int, order) -> list:
-    """The groups a pooled read pooled, from {value: volume} (as the reads
-    `volume_of` count it): those after the `keep` of most volume, ties in
-    `order` (a sort key of a value: the SQL below orders values as
-    metrics.dashboards.series.display_order does), when more than keep + 1."""
-    if len(volumes) <= keep + 1:
-        return []
-    return sorted(volumes, key=lambda value: (-volumes[value], order(value)))[keep:]
 
 
 def statement(project, start, end, filters, reads: list[Read], use_rollups: bool) -> tuple[str, dict]:
@@ -174,13 +165,8 @@ def statement(project, start, end, filters, reads: list[Read], use_rollups: bool
                         f"{combined} FROM r{index}_parts GROUP BY 1, 2, 3, 4)")
         pad = ", ".join(f"NULL::float8 AS p{i}" for i in range(len(one.percents), width))
         if one.percents:
-            ctes.append(f"r{index}_running AS (SELECT *, (SUM(n) OVER (PARTITION BY bucket, value, metric "
-                        f"ORDER BY bin))::bigint AS below, (SUM(n) OVER (PARTITION BY bucket, value, metric))::bigint "
-                        f"AS whole FROM r{index}_bins)")
-            # The rank's bin is the one bin whose running count reaches it and whose predecessor's does not.
-            picks = ", ".join(f"MAX((minimum + maximum) / 2) FILTER (WHERE below >= {rank} AND below - n < {rank}) AS p{i}"
-                              for i, rank in enumerate(f"GREATEST(1, ({int(p)} * whole + 99) / 100)"
-                                                       for p in one.percents))
+            ctes.append(f"r{index}_running AS (SELECT *, {summaries.RUNNING_COUNTS_SQL} FROM r{index}_bins)")
+            picks = ", ".join(f"{pick} AS p{i}" for i, pick in enumerate(summaries.percentile_picks(one.percents)))
             ctes.append(f"r{index}_found AS (SELECT bucket, value, metric, {combined}, {picks}"
                         f"{', ' + pad if pad else ''} FROM r{index}_running GROUP BY bucket, value, metric)")
         else:

@@ -6,7 +6,7 @@ and the alert metrics do."""
 
 from metrics.counts import summaries, together
 from metrics.dashboards import legend
-from metrics.dashboards.series import bucket_starts, display_order, isos, label
+from metrics.dashboards.series import bucket_starts, isos, label
 from metrics.params import ChartParams
 from metrics.questions import Question
 from metrics.rollups.values import COST, DURATION, TOKENS, UNPRICED
@@ -74,7 +74,7 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
             "cost_usd": [at(grouped[COST], s, value, COST).summed for s in starts],
         } for value in groups],
         # The rest as one line: tokens and cost added up, p95 ranked over their pooled durations.
-        "others": others(project, params, question, by, pooled, grouped, answers[8], volumes, use_rollups)
+        "others": others(project, params, question, by, pooled, grouped, answers[8], use_rollups)
         if pooled else None,
         "slowest_steps": ranked(per_step[DURATION], DURATION, lambda d: d.percentile(95)),
         "expensive_steps": ranked(per_step[COST], COST, lambda d: d.summed),
@@ -83,14 +83,13 @@ def build(project, params: ChartParams, use_rollups: bool = True) -> dict:
 
 
 def others(project, params: ChartParams, question: Question, by: str, pooled: list, grouped: dict,
-           durations: dict | None, volumes: dict, use_rollups: bool) -> dict:
+           durations: dict | None, use_rollups: bool) -> dict:
     starts = bucket_starts(question)
     chosen = set(pooled)
     # Their durations ranked as one group in the database, not every bin of
     # every group fetched: read with the rest (the database chooses the
-    # groups as the legend does), or on their own where it was not (SQLite).
-    chose = together.pooled_after(volumes, legend.LEGEND_SERIES, display_order) if durations is not None else None
-    if chose is None or set(chose) != chosen:
+    # groups by the legend's rule), or on their own where it was not (SQLite).
+    if durations is None:
         durations = summaries.ranked(project, params.start, params.end, params.filters, (DURATION,), question.step,
                                      by, use_rollups=use_rollups, percents=(95,), pooled=pooled)
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 
 from metrics.counts import summaries, together
-from metrics.dashboards.series import display_order
+from metrics.dashboards import legend
 from metrics.questions import Filters
 from metrics.rollups.refresh import refresh_rollups
 from metrics.rollups.values import COST, DURATION, TOKENS, UNPRICED
@@ -73,7 +73,7 @@ def test_reads_together_answer_what_each_answers_alone(project, priced):
             for found in answers[1:3]:
                 for (_, value, _), distribution in found.items():
                     volumes[value] = volumes.get(value, 0) + distribution.count
-            pooled = together.pooled_after(volumes, 8, display_order)
+            pooled = legend.split(volumes)[1]
             if pooled:
                 alone = summaries.ranked(project, start, end, filters, (DURATION,), step, by, use_rollups=use_rollups,
                                          percents=(95,), pooled=pooled)
@@ -108,7 +108,7 @@ def test_a_read_pools_the_groups_beyond_the_busiest(project, priced):
     for found in answers[1:3]:
         for (_, value, _), distribution in found.items():
             volumes[value] = volumes.get(value, 0) + distribution.count
-    pooled = together.pooled_after(volumes, 8, display_order)
+    pooled = legend.split(volumes)[1]
     assert pooled, "some agents are pooled"
     assert answers[-1] and all(value is None for _, value, _ in answers[-1])
     alone = summaries.ranked(project, start, end, Filters(), (DURATION,), "day", "agent_id", percents=(95,),
