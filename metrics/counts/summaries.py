@@ -135,6 +135,20 @@ def pool(found: dict, pooled: list) -> dict:
     return dict(merged)
 
 
+# Per (bucket, value, metric) bin, ordered by bin: the running count up to it and the group's whole count.
+RUNNING_COUNTS_SQL = ("(SUM(n) OVER (PARTITION BY bucket, value, metric ORDER BY bin))::bigint AS below, "
+                      "(SUM(n) OVER (PARTITION BY bucket, value, metric))::bigint AS whole")
+
+
+def percentile_picks(percents: tuple[int, ...]) -> list[str]:
+    """Each percentile (nearest rank) of rows carrying RUNNING_COUNTS_SQL,
+    aggregated per group: the middle of the smallest and largest value of the
+    one bin whose running count reaches the rank and whose predecessor's does
+    not (no sort of the group's bins again)."""
+    ranks = (f"GREATEST(1, ({int(p)} * whole + 99) / 100)" for p in percents)
+    return [f"MAX((minimum + maximum) / 2) FILTER (WHERE below >= {rank} AND below - n < {rank})" for rank in ranks]
+
+
 def ranked_sql(parts: list[str], percents: tuple[int, ...], pooling: bool | None = None) -> str:
     """The parts' bins added up per (bucket, value, metric, bin), keyed as
     distributions keys them (the first bucket starts with the window), then
@@ -145,8 +159,7 @@ def ranked_sql(parts: list[str], percents: tuple[int, ...], pooling: bool | None
     group of value NULL."""
     figures = ", ".join(FIGURES)
     combined = ", ".join(f"{COMBINE_SQL[name]}({name}) AS {name}" for name in FIGURES)
-    picks = ", ".join(f"(array_agg((minimum + maximum) / 2 ORDER BY bin) FILTER "
-                      f"(WHERE below >= GREATEST(1, ({int(p)} * whole + 99) / 100)))[1]" for p in percents)
+    picks = ", ".join(percentile_picks(percents))
     union = " UNION ALL ".join(f"({sql})" for sql in parts)
     value, where = "value", ""
     if pooling is not None:
@@ -156,9 +169,7 @@ def ranked_sql(parts: list[str], percents: tuple[int, ...], pooling: bool | None
         WITH parts (bucket, value, metric, bin, {figures}) AS ({union}),
         bins AS (SELECT GREATEST(bucket, %(window_start)s) AS bucket, {value}, metric, bin, {combined}
                  FROM parts{where} GROUP BY 1, 2, 3, 4),
-        running AS (SELECT *, (SUM(n) OVER (PARTITION BY bucket, value, metric ORDER BY bin))::bigint AS below,
-                           (SUM(n) OVER (PARTITION BY bucket, value, metric))::bigint AS whole
-                    FROM bins)
+        running AS (SELECT *, {RUNNING_COUNTS_SQL} FROM bins)
         SELECT bucket, value, metric, {combined}, {picks} FROM running GROUP BY 1, 2, 3
     """
 
