@@ -5,6 +5,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from core.project_keys import ProjectForeignKey
 from tenancy.models import Project
 
 
@@ -101,10 +102,11 @@ class Destination(models.Model):
     `shared` set sends through that project-wide destination (kind "shared")."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+")
-    rule = models.ForeignKey(AlertRule, models.CASCADE, related_name="destinations")
+    rule = models.ForeignKey(AlertRule, models.CASCADE, related_name="destinations", db_constraint=False)
     kind = models.CharField(max_length=32, default="webhook")
     config = models.JSONField(default=dict)
-    shared = models.ForeignKey(SharedDestination, models.CASCADE, null=True, blank=True, related_name="uses")
+    shared = models.ForeignKey(SharedDestination, models.CASCADE, null=True, blank=True, related_name="uses",
+                               db_constraint=False)
     position = models.SmallIntegerField(default=0)
     disabled_at = models.DateTimeField(null=True, blank=True)
     disabled_reason = models.CharField(max_length=300, blank=True, default="")
@@ -112,6 +114,10 @@ class Destination(models.Model):
 
     class Meta:
         ordering = ["position", "pk"]
+        constraints = [
+            ProjectForeignKey(field="rule", name="destination_rule_in_project"),
+            ProjectForeignKey(field="shared", name="destination_shared_in_project"),
+        ]
 
     def __str__(self):
         return f"{self.kind} {self.target}"
@@ -149,7 +155,7 @@ class AlertEvent(models.Model):
     """One firing or resolution: the alert history and what notifications carry."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+")
-    rule = models.ForeignKey(AlertRule, models.CASCADE, related_name="events")
+    rule = models.ForeignKey(AlertRule, models.CASCADE, related_name="events", db_constraint=False)
     state = models.CharField(max_length=8, choices=[("firing", "firing"), ("resolved", "resolved")])
     at = models.DateTimeField()
     values = models.JSONField(default=list, help_text="[{metric, value}], one per condition, in order.")
@@ -158,7 +164,7 @@ class AlertEvent(models.Model):
     example_trace_ids = models.JSONField(null=True, blank=True, help_text="Found when first shown.")
     muted = models.BooleanField(default=False, help_text="Recorded while the rule was muted: nothing was sent.")
     silence = models.ForeignKey("Silence", models.SET_NULL, null=True, blank=True, related_name="events",
-                                help_text="The silence active when it was recorded: nothing was sent, ever.")
+                                db_constraint=False, help_text="The silence active when it was recorded: nothing was sent, ever.")
     held_back = models.BooleanField(default=False, help_text="Not sent when recorded: storm control.")
     sent_late_at = models.DateTimeField(null=True, blank=True,
                                         help_text="Held back, then sent because the state it reports still held.")
@@ -176,6 +182,10 @@ class AlertEvent(models.Model):
             # The periodic job's sweep for fan-outs whose message was lost: only the few pending rows.
             models.Index(fields=["id"], name="alertevent_fan_out_pending", condition=Q(fan_out_pending=True)),
         ]
+        constraints = [
+            ProjectForeignKey(field="rule", name="alertevent_rule_in_project"),
+            ProjectForeignKey(field="silence", name="alertevent_silence_in_project"),
+        ]
 
     def __str__(self):
         return f"{self.rule_id} {self.state} {self.at:%Y-%m-%d %H:%M}"
@@ -191,7 +201,7 @@ class Silence(models.Model):
     project) until `until` or until it is ended; state changes are still recorded."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="silences")
-    rule = models.ForeignKey(AlertRule, models.CASCADE, null=True, blank=True, related_name="silences")
+    rule = models.ForeignKey(AlertRule, models.CASCADE, null=True, blank=True, related_name="silences", db_constraint=False)
     until = models.DateTimeField()
     reason = models.CharField(max_length=500)
     created_by = models.CharField(max_length=200, help_text="The key or the person.")
@@ -203,6 +213,7 @@ class Silence(models.Model):
         ordering = ["until", "pk"]
         indexes = [models.Index(fields=["project", "until"], name="silence_active",
                                 condition=Q(ended_at__isnull=True))]
+        constraints = [ProjectForeignKey(field="rule", name="silence_rule_in_project")]
 
     def __str__(self):
         return f"silence of {self.rule_id or 'every rule'} until {self.until:%Y-%m-%d %H:%M}"
@@ -229,11 +240,13 @@ class Delivery(models.Model):
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+")
     rule = models.ForeignKey(AlertRule, models.CASCADE, null=True, blank=True, related_name="deliveries",
-                             help_text="None for a project notice (checks not running).")
-    event = models.ForeignKey(AlertEvent, models.CASCADE, null=True, blank=True, related_name="deliveries")
-    destination = models.ForeignKey(Destination, models.SET_NULL, null=True, blank=True, related_name="deliveries")
+                             db_constraint=False, help_text="None for a project notice (checks not running).")
+    event = models.ForeignKey(AlertEvent, models.CASCADE, null=True, blank=True, related_name="deliveries",
+                              db_constraint=False)
+    destination = models.ForeignKey(Destination, models.SET_NULL, null=True, blank=True, related_name="deliveries",
+                                    db_constraint=False)
     target = models.CharField(max_length=2000, help_text="The destination's URL when the delivery was made.")
-    webhook_id = models.CharField(max_length=64, default=new_webhook_id, unique=True)
+    webhook_id = models.CharField(max_length=64, default=new_webhook_id)
     kind = models.CharField(max_length=32, help_text="alert.firing, alert.resolved, alert.test or checks.not_running")
     payload = models.TextField(help_text="The exact JSON body; every attempt sends the same bytes.")
     status = models.CharField(max_length=12, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
@@ -253,6 +266,12 @@ class Delivery(models.Model):
                          condition=Q(status="pending")),
             models.Index(fields=["rule", "-created_at"], name="delivery_rule_recent"),
         ]
+        constraints = [
+            models.UniqueConstraint(fields=["webhook_id", "project"], name="delivery_webhook_id_unique"),
+            ProjectForeignKey(field="rule", name="delivery_rule_in_project"),
+            ProjectForeignKey(field="event", name="delivery_event_in_project"),
+            ProjectForeignKey(field="destination", name="delivery_destination_in_project"),
+        ]
 
     def __str__(self):
         return f"{self.kind} → {self.target} ({self.status})"
@@ -271,7 +290,7 @@ class DeliveryAttempt(models.Model):
     by a dying worker is marked interrupted when the delivery is tried again."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+")
-    delivery = models.ForeignKey(Delivery, models.CASCADE, related_name="attempts")
+    delivery = models.ForeignKey(Delivery, models.CASCADE, related_name="attempts", db_constraint=False)
     status = models.CharField(max_length=12, choices=AttemptStatus.choices, default=AttemptStatus.IN_PROGRESS)
     number = models.IntegerField()
     started_at = models.DateTimeField()
@@ -284,7 +303,10 @@ class DeliveryAttempt(models.Model):
 
     class Meta:
         ordering = ["delivery", "number"]
-        constraints = [models.UniqueConstraint(fields=["delivery", "number"], name="attempt_unique_number")]
+        constraints = [
+            models.UniqueConstraint(fields=["delivery", "number", "project"], name="attempt_unique_number"),
+            ProjectForeignKey(field="delivery", name="attempt_delivery_in_project"),
+        ]
 
     def __str__(self):
         return f"#{self.number} {self.status_code or self.error}"
@@ -295,14 +317,19 @@ class InboxMessage(models.Model):
     exactly the headers and body a webhook receiver would get."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+")
-    destination = models.ForeignKey(Destination, models.SET_NULL, null=True, blank=True, related_name="+")
-    delivery = models.ForeignKey("Delivery", models.SET_NULL, null=True, blank=True, related_name="+")
+    destination = models.ForeignKey(Destination, models.SET_NULL, null=True, blank=True, related_name="+",
+                                    db_constraint=False)
+    delivery = models.ForeignKey("Delivery", models.SET_NULL, null=True, blank=True, related_name="+", db_constraint=False)
     received_at = models.DateTimeField(default=timezone.now)
     headers = models.JSONField(default=dict)
     body = models.TextField()
 
     class Meta:
         indexes = [models.Index(fields=["project", "-received_at"], name="inbox_recent")]
+        constraints = [
+            ProjectForeignKey(field="destination", name="inbox_destination_in_project"),
+            ProjectForeignKey(field="delivery", name="inbox_delivery_in_project"),
+        ]
 
     def __str__(self):
         return f"inbox message {self.pk} ({self.headers.get('webhook-id', '')})"

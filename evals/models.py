@@ -2,6 +2,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from core.project_keys import ProjectForeignKey
 from tenancy.models import Project
 
 
@@ -30,7 +31,7 @@ class DatasetVersion(models.Model):
     """What one change did, so the versions list says what changed."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+")
-    dataset = models.ForeignKey(Dataset, models.CASCADE, related_name="versions")
+    dataset = models.ForeignKey(Dataset, models.CASCADE, related_name="versions", db_constraint=False)
     number = models.IntegerField()
     action = models.CharField(max_length=32, help_text="created, items, delete, rollback, import, trace")
     note = models.CharField(max_length=300, blank=True, default="")
@@ -41,7 +42,10 @@ class DatasetVersion(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["dataset", "number"], name="dataset_version_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "number", "project"], name="dataset_version_unique"),
+            ProjectForeignKey(field="dataset", name="dataset_version_dataset_in_project"),
+        ]
         ordering = ["-number"]
 
     def __str__(self):
@@ -54,7 +58,7 @@ class Item(models.Model):
     adds a new one, so every version reads exactly as it was."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+")
-    dataset = models.ForeignKey(Dataset, models.CASCADE, related_name="+")
+    dataset = models.ForeignKey(Dataset, models.CASCADE, related_name="+", db_constraint=False)
     item_id = models.CharField(max_length=255)
     since = models.IntegerField()
     until = models.IntegerField(null=True)
@@ -73,6 +77,7 @@ class Item(models.Model):
             models.Index(fields=["dataset", "item_id", "since"], name="eval_item_versions"),
             models.Index(fields=["dataset", "until", "since"], name="eval_item_span"),
         ]
+        constraints = [ProjectForeignKey(field="dataset", name="eval_item_dataset_in_project")]
 
     def __str__(self):
         return f"{self.item_id} (v{self.since}–{self.until or ''})"
@@ -85,7 +90,7 @@ class RunStatus(models.TextChoices):
 
 class Run(models.Model):
     project = models.ForeignKey(Project, models.CASCADE, related_name="+")
-    dataset = models.ForeignKey(Dataset, models.CASCADE, related_name="runs")
+    dataset = models.ForeignKey(Dataset, models.CASCADE, related_name="runs", db_constraint=False)
     dataset_version = models.IntegerField()
     name = models.CharField(max_length=200, blank=True, default="")
     metadata = models.JSONField(default=dict)
@@ -98,6 +103,7 @@ class Run(models.Model):
             models.Index(fields=["dataset", "-created_at"], name="eval_run_recent"),
             models.Index(fields=["project", "-created_at"], name="eval_run_project_recent"),
         ]
+        constraints = [ProjectForeignKey(field="dataset", name="eval_run_dataset_in_project")]
 
     def __str__(self):
         return self.name or f"run {self.pk}"
@@ -110,7 +116,7 @@ class Result(models.Model):
     """The newest result for one item of one run, judged when it arrived."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+")
-    run = models.ForeignKey(Run, models.CASCADE, related_name="results")
+    run = models.ForeignKey(Run, models.CASCADE, related_name="results", db_constraint=False)
     item_id = models.CharField(max_length=255)
     actual = models.JSONField(null=True)
     passed = models.BooleanField()
@@ -123,7 +129,10 @@ class Result(models.Model):
     received_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["run", "item_id"], name="eval_result_unique_per_item")]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "item_id", "project"], name="eval_result_unique_per_item"),
+            ProjectForeignKey(field="run", name="eval_result_run_in_project"),
+        ]
 
     def __str__(self):
         return f"{self.item_id}: {'pass' if self.passed else 'fail'}"

@@ -126,7 +126,7 @@ RESULT_COLUMNS = ["project_id", "run_id", "item_id", "actual", "passed", "detail
                   "latency_ms", "escalated", "received_at"]
 RESULT_TYPES = ["bigint", "bigint", "varchar", "jsonb", "boolean", "text", "text", "varchar", "varchar", "float8", "boolean",
                 "timestamptz"]
-UPSERT = "ON CONFLICT (run_id, item_id) DO UPDATE SET " + ", ".join(
+UPSERT = "ON CONFLICT (run_id, item_id, project_id) DO UPDATE SET " + ", ".join(
     f"{column} = EXCLUDED.{column}" for column in RESULT_COLUMNS[3:])
 
 

@@ -8,6 +8,7 @@ add a raw scan of whatever the last refresh has not seen, so figures stay exact.
 
 from django.db import models
 
+from core.project_keys import ProjectForeignKey
 from metrics.rollups.schema import DIMENSIONS, EVERY_DIMENSION
 from provenance.models import Review
 from tenancy.models import Project
@@ -210,11 +211,14 @@ class ReviewTarget(Dimensions):
     every judged node on each read. Recomputed for the traces that got nodes
     since; node_pk is None while the node is unknown."""
 
-    review = models.OneToOneField(Review, models.CASCADE, primary_key=True, related_name="+")
+    review = models.OneToOneField(Review, models.CASCADE, primary_key=True, related_name="+", db_constraint=False)
     project = models.ForeignKey(Project, models.CASCADE, related_name="+")
     node_pk = models.BigIntegerField(null=True)
     confidence = models.FloatField(null=True)
     metrics = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [ProjectForeignKey(field="review", name="review_target_review_in_project")]
 
     def __str__(self):
         return f"review {self.review_id} judges node {self.node_pk}"

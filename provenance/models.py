@@ -2,6 +2,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from core.project_keys import ProjectForeignKey
 from provenance.retention.digest import Sha256Field
 from provenance.vocabulary import FUSED, FuseDecision
 from tenancy.models import Project
@@ -168,7 +169,7 @@ class ReviewVerdict(models.TextChoices):
 
 class Review(models.Model):
     project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
-    trace = models.ForeignKey(Trace, models.CASCADE, related_name="reviews")
+    trace = models.ForeignKey(Trace, models.CASCADE, related_name="reviews", db_constraint=False)
     product_id = models.CharField(max_length=255, blank=True, default="")
     event_id = models.CharField(max_length=255)
     verdict = models.CharField(max_length=16, choices=ReviewVerdict.choices)
@@ -182,6 +183,7 @@ class Review(models.Model):
             # it, each batch reads every review there is.
             models.Index(fields=["project", "product_id"], name="review_product"),
         ]
+        constraints = [ProjectForeignKey(field="trace", name="review_trace_in_project")]
 
     def __str__(self):
         return f"{self.verdict} {self.trace_id}"
@@ -192,14 +194,15 @@ class Escalation(models.Model):
     or of its trace as a whole, arrives; that review closes it."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
-    trace = models.ForeignKey(Trace, models.CASCADE, related_name="escalations")
+    trace = models.ForeignKey(Trace, models.CASCADE, related_name="escalations", db_constraint=False)
     product_id = models.CharField(max_length=255)
     event_id = models.CharField(max_length=255)
     reason = models.TextField(blank=True, default="")
     by_agent_id = models.CharField(max_length=255, blank=True, default="")
     timestamp = models.DateTimeField()
     closed_at = models.DateTimeField(null=True, blank=True)
-    closed_by_review = models.ForeignKey(Review, models.SET_NULL, null=True, blank=True, related_name="closed_escalations")
+    closed_by_review = models.ForeignKey(Review, models.SET_NULL, null=True, blank=True, related_name="closed_escalations",
+                                         db_constraint=False)
 
     class Meta:
         indexes = [
@@ -208,6 +211,10 @@ class Escalation(models.Model):
             models.Index(
                 fields=["project", "-timestamp"], name="escalation_open", condition=models.Q(closed_at__isnull=True)
             ),
+        ]
+        constraints = [
+            ProjectForeignKey(field="trace", name="escalation_trace_in_project"),
+            ProjectForeignKey(field="closed_by_review", name="escalation_review_in_project"),
         ]
 
     def __str__(self):
@@ -268,7 +275,7 @@ class HealthFinding(models.Model):
     """Trace and product are kept as the client's ids, not foreign keys, so a
     report's history survives the deletion of the trace it talks about."""
 
-    report = models.ForeignKey(HealthReport, models.CASCADE, related_name="findings")
+    report = models.ForeignKey(HealthReport, models.CASCADE, related_name="findings", db_constraint=False)
     project = models.ForeignKey(Project, models.CASCADE, related_name="+")
     kind = models.CharField(max_length=32, choices=FindingKind.choices)
     trace_id = models.CharField(max_length=255)
@@ -284,6 +291,7 @@ class HealthFinding(models.Model):
             models.Index(fields=["report", "kind"], name="health_finding_report"),
             models.Index(fields=["project", "product_id"], name="health_finding_node"),
         ]
+        constraints = [ProjectForeignKey(field="report", name="health_finding_report_in_project")]
 
     def __str__(self):
         return f"{self.kind} {self.product_id}"
@@ -333,7 +341,7 @@ class FinalAnswer(models.Model):
     went right, or that gave none, have no row."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
-    trace = models.OneToOneField(Trace, models.CASCADE, related_name="+")
+    trace = models.ForeignKey(Trace, models.CASCADE, related_name="+", db_index=False, db_constraint=False)
     trace_key = models.CharField(max_length=255, help_text="The client's trace id.")
     node_pk = models.BigIntegerField(help_text="The answer node's id.")
     product_id = models.CharField(max_length=255)
@@ -352,6 +360,11 @@ class FinalAnswer(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["project", "timestamp"], name="final_answer_time")]
+        constraints = [
+            # One per trace; the trace first, so a lookup by trace alone uses it.
+            models.UniqueConstraint(fields=["trace", "project"], name="final_answer_once_per_trace"),
+            ProjectForeignKey(field="trace", name="final_answer_trace_in_project"),
+        ]
 
     def __str__(self):
         return f"{self.trace_key}: {self.product_id}"
@@ -362,7 +375,7 @@ class AnswerCause(models.Model):
     answer's own figures copied in, so the aggregate reads one table."""
 
     project = models.ForeignKey(Project, models.CASCADE, related_name="+", db_index=False)
-    answer = models.ForeignKey(FinalAnswer, models.CASCADE, related_name="causes")
+    answer = models.ForeignKey(FinalAnswer, models.CASCADE, related_name="causes", db_constraint=False)
     # The answer's figures (see FinalAnswer).
     timestamp = models.DateTimeField()
     trace_key = models.CharField(max_length=255)
@@ -387,6 +400,7 @@ class AnswerCause(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["project", "timestamp"], name="answer_cause_time")]
+        constraints = [ProjectForeignKey(field="answer", name="answer_cause_answer_in_project")]
 
     def __str__(self):
         return f"{self.agent_id}/{self.step}/{self.reason} -> {self.trace_key}"
