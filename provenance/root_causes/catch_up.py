@@ -13,7 +13,6 @@ committed, so a run killed halfway is redone by the next.
 
 from collections import defaultdict
 
-from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -74,7 +73,9 @@ def _refresh(traces: dict[int, set[int]], products: dict[int, list[str]]) -> int
     count = 0
     for project in Project.objects.filter(pk__in=set(traces) | set(products)):
         affected = store.affected_traces(project, traces.get(project.pk, ()), products.get(project.pk, ()))
-        with transaction.atomic():
-            store.refresh(project, affected)
+        # Not one transaction for the project: the refresh commits a chunk at a
+        # time, so its per-trace locks never pile up (a changed threshold
+        # refreshes every answer of the project); the marks move after it.
+        store.refresh(project, affected)
         count += len(affected)
     return count

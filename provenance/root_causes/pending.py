@@ -4,7 +4,7 @@ ingest's request.
 An ingest records what it changed (`mark`: one RootCausePending row, in its
 own transaction, so the mark commits exactly when the rows it names do).
 `drain` refreshes everything marked for a project (provenance.root_causes.store,
-in bulk) and removes the marks in one transaction. Every reader of the stored
+in bulk) and removes the marks, in transactions of a bounded number of traces. Every reader of the stored
 rows drains first (provenance.root_causes.aggregate.settle), so what it reads
 includes every ingest that committed before it asked; the periodic catch-up
 drains every project, and with a broker the ingest asks a worker to drain soon
@@ -15,6 +15,7 @@ for the first to commit, then finds its marks gone and reads what it wrote.
 """
 
 from django.db import DEFAULT_DB_ALIAS, transaction
+from django.db.models import Max
 
 from provenance.models import RootCausePending
 from provenance.root_causes import store
@@ -29,24 +30,55 @@ def mark(project: Project, trace_pks, product_ids, unplaced) -> None:
                                     unplaced=sorted(unplaced))
 
 
+# Traces refreshed per transaction of a drain. The refresh holds an advisory
+# lock per trace until its transaction commits, and PostgreSQL's lock table is
+# small and shared by every session (max_locks_per_transaction × connections,
+# 6,400 by default): a backlog of 50,000 traces drained at once ran out of it.
+TRACES_PER_TRANSACTION = 1_000
+
+
 def drain(project: Project) -> int:
-    """Refreshes every trace marked for this project (and those downstream of
-    its marked products); returns how many traces that was."""
+    """Refreshes every trace marked for this project when it was called (and
+    those downstream of its marked products); returns how many traces that was.
+    A large backlog is drained in several transactions, each of which removes
+    the marks it refreshed, so one killed half-way leaves the rest marked."""
     # The primary, whatever the request reads from: a mark on a lagging replica could be missed.
+    marks = RootCausePending.objects.using(DEFAULT_DB_ALIAS).filter(project=project)
+    upto = marks.aggregate(upto=Max("pk"))["upto"]
+    drained = 0
+    while upto is not None and (batch := _drain_batch(project, marks.filter(pk__lte=upto))) is not None:
+        drained += batch
+    return drained
+
+
+def _drain_batch(project: Project, marks) -> int | None:
+    """The oldest marks up to about TRACES_PER_TRANSACTION traces (at least one
+    mark), refreshed and removed in one transaction; None when none is left."""
+    sizes = marks.order_by("pk").values_list("pk", "trace_pks")[:TRACES_PER_TRANSACTION]
+    chosen, traced = [], 0
+    for pk, trace_pks in sizes:
+        if chosen and traced + len(trace_pks) > TRACES_PER_TRANSACTION:
+            break
+        chosen.append(pk)
+        traced += len(trace_pks)
+    if not chosen:
+        return None
     with transaction.atomic(using=DEFAULT_DB_ALIAS):
-        marks = list(RootCausePending.objects.using(DEFAULT_DB_ALIAS).select_for_update().filter(project=project)
-                     .order_by("pk").values_list("pk", "trace_pks", "product_ids", "unplaced"))
-        if not marks:
+        # A concurrent drain that took some of them first has removed them
+        # by the time their locks are granted: they are not read again.
+        locked = list(marks.select_for_update().filter(pk__in=chosen).order_by("pk")
+                      .values_list("pk", "trace_pks", "product_ids", "unplaced"))
+        if not locked:
             return 0
         traces, products, unplaced = set(), set(), set()
-        for _, trace_pks, product_ids, unplaced_ids in marks:
+        for _, trace_pks, product_ids, unplaced_ids in locked:
             traces.update(trace_pks)
             products.update(product_ids)
             unplaced.update(unplaced_ids)
         affected = store.affected_traces(project, traces, products, unplaced)
         store.refresh(project, affected)
         # Through the router: a request that refreshed reads the rest on the primary, where it wrote.
-        RootCausePending.objects.filter(project=project, pk__in=[m[0] for m in marks]).delete()
+        RootCausePending.objects.filter(project=project, pk__in=[m[0] for m in locked]).delete()
     return len(affected)
 
 

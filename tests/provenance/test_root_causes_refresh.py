@@ -85,6 +85,33 @@ def test_the_refresh_of_an_ingest_costs_the_same_for_one_trace_or_fifty(api, ing
     assert FinalAnswer.objects.count() == 52
 
 
+def test_a_backlog_drains_in_bounded_transactions_and_a_killed_drain_loses_nothing(api, ingest, project, monkeypatch):
+    """A backlog is drained a bounded number of traces per transaction (the
+    refresh locks each trace until commit, and PostgreSQL's lock table is
+    small). A drain that dies after its first transaction has removed only
+    the marks it refreshed; the next drain finishes, with exact figures."""
+    corpus.load(ingest)
+    marks = RootCausePending.objects.count()
+    assert marks >= 2
+    monkeypatch.setattr(pending, "TRACES_PER_TRANSACTION", 1)
+    real_refresh, calls = pending.store.refresh, []
+
+    def dies_on_the_second(project, traces):
+        calls.append(traces)
+        if len(calls) == 2:
+            raise RuntimeError("worker killed")
+        return real_refresh(project, traces)
+
+    monkeypatch.setattr(pending.store, "refresh", dies_on_the_second)
+    with pytest.raises(RuntimeError):
+        pending.drain(project)
+    assert RootCausePending.objects.count() == marks - 1
+    monkeypatch.setattr(pending.store, "refresh", real_refresh)
+    pending.drain(project)
+    assert not RootCausePending.objects.exists()
+    assert root_causes(api) == corpus.EXPECTED_INCORRECT
+
+
 def sent_tasks(app) -> list[tuple[str, list]]:
     """The tasks waiting in the broker's default queue (the in-memory one when
     no broker is configured), taken off it as a worker would: (name, args)."""
