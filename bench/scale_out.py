@@ -79,6 +79,9 @@ REPLICA_MAX_LAG = 10  # the product's default, spelled out: readers wait this + 
 PIN_SECONDS = REPLICA_MAX_LAG + 2
 SAMPLE_EVERY = 2.0
 FIRST_BODIES = 5
+# Idle connections are dropped before the server's keep-alive (5 s, denoise_dashboard/serving.py) closes them:
+# a request sent on a connection the server is closing fails as a browser would retry it, not as the server did.
+LIMITS = httpx.Limits(keepalive_expiry=2.0)
 
 
 # --- what the clients saw ----------------------------------------------------------------------
@@ -134,7 +137,7 @@ def ingest_client(number: int, key: str, servers: list[str], batch: int, start: 
     """Posts batches round-robin; after each, reads its last trace back from the other instance."""
     prefix = f"c{number}"
     auth = {"Authorization": f"Bearer {key}"}
-    with httpx.Client(timeout=120) as client:
+    with httpx.Client(timeout=120, limits=LIMITS) as client:
         sent = 0
         while not stop.is_set():
             events = make_events(batch, seed=number, prefix=prefix, first=sent, start=start,
@@ -187,9 +190,10 @@ def reads(slug: str, trace_id: str, window: dict[str, str]) -> list[tuple[str, s
 def reader(number: int, key: str, servers: list[str], window: dict[str, str], record: Record,
            stop: threading.Event) -> None:
     rng = random.Random(number)
-    session = signed_in(servers[number % len(servers)], VIEWER, VIEWER_PASSWORD)
-    session.timeout = httpx.Timeout(120)
-    keyed = httpx.Client(timeout=120, headers={"Authorization": f"Bearer {key}"})
+    login = signed_in(servers[number % len(servers)], VIEWER, VIEWER_PASSWORD)
+    session = httpx.Client(timeout=120, limits=LIMITS, cookies=login.cookies)
+    login.close()
+    keyed = httpx.Client(timeout=120, limits=LIMITS, headers={"Authorization": f"Bearer {key}"})
     turn = number
     try:
         while not stop.is_set():
