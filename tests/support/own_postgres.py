@@ -32,17 +32,24 @@ class OwnPostgres:
         self.data = self.dir / "data"
         self.port = free_port()
         self.url = f"postgres://postgres@127.0.0.1:{self.port}/denoise_outage"
-        if standby_of is None:
-            subprocess.run(as_postgres(str(BIN / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust",
-                                       "--no-sync", "-E", "UTF8"), check=True, capture_output=True)
-            # initdb's trust pg_hba already admits replication connections from 127.0.0.1.
-            with open(self.data / "postgresql.conf", "a") as conf:
-                conf.write("wal_level = replica\nmax_wal_senders = 5\nhot_standby = on\n")
-        else:
-            # -R writes standby.signal and primary_conninfo: the copy starts as a hot standby.
-            subprocess.run(as_postgres(str(BIN / "pg_basebackup"), "-h", "127.0.0.1", "-p", str(standby_of.port),
-                                       "-U", "postgres", "-D", str(self.data), "-R", "-X", "stream", "--no-sync"),
-                           check=True, capture_output=True)
+        try:
+            if standby_of is None:
+                subprocess.run(as_postgres(str(BIN / "initdb"), "-D", str(self.data), "-U", "postgres",
+                                           "--auth=trust", "--no-sync", "-E", "UTF8"), check=True, capture_output=True)
+                # initdb's trust pg_hba already admits replication connections from 127.0.0.1.
+                with open(self.data / "postgresql.conf", "a") as conf:
+                    conf.write("wal_level = replica\nmax_wal_senders = 5\nhot_standby = on\n")
+            else:
+                # -R writes standby.signal and primary_conninfo: the copy starts as a hot standby.
+                # A fast checkpoint: the default one is spread over minutes when much was written (a migration).
+                subprocess.run(as_postgres(str(BIN / "pg_basebackup"), "-h", "127.0.0.1", "-p",
+                                           str(standby_of.port), "-U", "postgres", "-D", str(self.data), "-R",
+                                           "-X", "stream", "--no-sync", "--checkpoint=fast"),
+                               check=True, capture_output=True)
+        except BaseException:
+            # No object comes back to destroy(): the half-made directory goes here (Ctrl-C included).
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise
 
     def sql(self, statement: str, database: str = "denoise_outage") -> str:
         """One statement through psql; its output, unaligned and without headers."""
