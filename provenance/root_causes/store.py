@@ -18,6 +18,7 @@ once.
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import groupby
+from operator import itemgetter
 
 import orjson
 from django.db import transaction
@@ -49,9 +50,9 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Lists of row ids are sent as the columns' type (core.bulk.in_list).
 IDS = "bigint[]"
 # A node read for the refresh, as these columns (pick_final_answer's `fields`).
-NODE_FIELDS = ("pk", "product_id", "agent_id", "step", "timestamp", "confidence", "fuse_state", "is_error",
-               "source_type", "model", "trace_pk")
-PK, PRODUCT, AGENT, STEP, TIMESTAMP, CONFIDENCE, FUSE_STATE, IS_ERROR, SOURCE_TYPE, MODEL, TRACE_PK = range(11)
+NODE_FIELDS = ("trace_pk", "pk", "product_id", "agent_id", "step", "timestamp", "confidence", "fuse_state",
+               "is_error", "source_type", "model")
+TRACE_PK, PK, PRODUCT, AGENT, STEP, TIMESTAMP, CONFIDENCE, FUSE_STATE, IS_ERROR, SOURCE_TYPE, MODEL = range(11)
 
 
 @dataclass
@@ -81,7 +82,7 @@ class Chunk:
 
     traces: list[tuple]  # (pk, client trace id, environment, min_confidence, node_count)
     nodes: dict[int, list[tuple]]  # trace pk -> its nodes (NODE_FIELDS), oldest first
-    edges: dict[int, list[tuple[str, str]]]  # trace pk -> its (child, parent) edges
+    edges: dict[int, list[tuple]]  # trace pk -> its edges' (trace pk, child, parent)
     reviews: dict[int, list[tuple[str, str]]]  # trace pk -> its reviews' (product id, verdict), oldest first
 
 
@@ -111,16 +112,15 @@ def read_chunk(project_pk: int, traces: list[tuple]) -> Chunk:
     # On PostgreSQL the timestamp travels as integer microseconds (exact, and
     # loaded in C; Django's timestamp loader was a tenth of a drain's time).
     timestamp = "(EXTRACT(EPOCH FROM timestamp) * 1000000)::bigint" if is_postgres() else "timestamp"
+    by_trace = itemgetter(0)
     with bound_cursor() as cursor:
-        cursor.execute(f"SELECT id, product_id, agent_id, step, {timestamp}, confidence, fuse_state, is_error, "
-                       f"source_type, model, trace_id FROM {NODE} WHERE project_id = %s AND trace_id {clause} "
+        cursor.execute(f"SELECT trace_id, id, product_id, agent_id, step, {timestamp}, confidence, fuse_state, is_error, "
+                       f"source_type, model FROM {NODE} WHERE project_id = %s AND trace_id {clause} "
                        "ORDER BY trace_id, timestamp, id", scoped)
-        nodes = {trace_pk: list(rows) for trace_pk, rows in groupby(cursor.fetchall(), lambda row: row[TRACE_PK])}
+        nodes = {trace_pk: list(rows) for trace_pk, rows in groupby(cursor.fetchall(), by_trace)}
         cursor.execute(f"SELECT trace_id, child_product_id, parent_product_id FROM {EDGE} "
-                       f"WHERE project_id = %s AND trace_id {clause}", scoped)
-        edges: dict[int, list[tuple[str, str]]] = {}
-        for trace_pk, child, parent in cursor.fetchall():
-            edges.setdefault(trace_pk, []).append((child, parent))
+                       f"WHERE project_id = %s AND trace_id {clause} ORDER BY trace_id", scoped)
+        edges = {trace_pk: list(rows) for trace_pk, rows in groupby(cursor.fetchall(), by_trace)}
         cursor.execute(f"SELECT trace_id, product_id, verdict FROM {REVIEW} WHERE project_id = %s AND trace_id {clause} "
                        "ORDER BY timestamp, id", scoped)
         reviews: dict[int, list[tuple[str, str]]] = {}
@@ -142,7 +142,7 @@ def final_answers(chunk: Chunk, threshold: float) -> list[Answer]:
                 or any(verdict == ReviewVerdict.INCORRECT for _, verdict in its_reviews)
                 or any(FUSED.holds(fuse_state=n[FUSE_STATE]) for n in its_nodes)):
             continue
-        node = pick_final_answer(its_nodes, {parent for _, parent in chunk.edges.get(trace_pk, ())}, NODE_FIELDS)
+        node = pick_final_answer(its_nodes, {edge[2] for edge in chunk.edges.get(trace_pk, ())}, NODE_FIELDS)
         if node is None:
             continue
         verdict = next((v for product_id, v in reversed(its_reviews) if product_id in ("", node[PRODUCT])), None)
@@ -305,7 +305,7 @@ def _refresh_chunk(project: Project, traces: list[tuple]) -> int:
                 labels[node[PRODUCT]] = (node[AGENT], node[STEP], keys[trace_pk])
         own = list(nodes)
         nodes, parents = walks.with_upstream(
-            project.pk, nodes, [edge for trace_pk in sorted(wrong_traces) for edge in chunk.edges.get(trace_pk, ())])
+            project.pk, nodes, [edge[1:] for trace_pk in sorted(wrong_traces) for edge in chunk.edges.get(trace_pk, ())])
         grouped, wanted = [], set()
         for answer in wrong:
             groups, needs = groups_of(answer, nodes, parents, threshold)
