@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from provenance.models import AnswerCause, FinalAnswer, RootCauseMark, RootCausePending
-from provenance.root_causes import pending
+from provenance.root_causes import pending, store
 from tests.provenance import root_cause_corpus as corpus
 from tests.provenance.test_root_causes_api import root_causes
 from tests.support.events import node_event, review_event
@@ -83,6 +83,20 @@ def test_the_refresh_of_an_ingest_costs_the_same_for_one_trace_or_fifty(api, ing
     assert ingests[1] == ingests[2]
     assert drains[1] == drains[2]
     assert FinalAnswer.objects.count() == 52
+
+
+def test_a_drain_in_chunks_of_one_trace_stores_what_one_chunk_stores(api, ingest, monkeypatch):
+    # The refresh reads its traces a chunk at a time: an answer whose causes
+    # sit in another chunk's trace (t-source's fused fragment) is still found.
+    corpus.load(ingest)
+    monkeypatch.setattr(store, "NODES_PER_CHUNK", 1)
+    assert root_causes(api) == corpus.EXPECTED_INCORRECT
+    chunked = stored_rows()
+    FinalAnswer.objects.all().delete()
+    monkeypatch.undo()
+    call_command("refresh_root_causes")
+    assert root_causes(api) == corpus.EXPECTED_INCORRECT
+    assert stored_rows() == chunked
 
 
 def sent_tasks(app) -> list[tuple[str, list]]:
