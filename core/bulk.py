@@ -153,9 +153,15 @@ def _staging_table(cursor, table: str, columns: list[str]) -> str:
     return stage
 
 
-def in_list(values: list) -> tuple[str, list]:
+def in_list(values: list, array_type: str = "") -> tuple[str, list]:
     """An SQL membership test and its parameters: `= ANY(%s)` on PostgreSQL (one
-    parameter, a stable statement), `IN (%s, …)` elsewhere."""
+    parameter, a stable statement), `IN (%s, …)` elsewhere.
+
+    `array_type` ("bigint[]") casts the array to the column's type. psycopg
+    sends a list of small ints as smallint[] or integer[], and `bigint =
+    ANY(smallint[])` cannot be hashed: where the planner tests it row by row
+    (a filter, not an index condition) each row is compared with every
+    element, seconds for a few thousand ids over a large table."""
     if is_postgres():
-        return "= ANY(%s)", [list(values)]
+        return f"= ANY(%s::{array_type})" if array_type else "= ANY(%s)", [list(values)]
     return "IN (" + ", ".join(["%s"] * len(values)) + ")", list(values)

@@ -233,10 +233,8 @@ def ancestries_of_traces(project_pk: int, trace_pks: list[int]) -> tuple[dict[st
     parents of each: what the root causes of any of their nodes read, in a
     fixed number of statements (each trace read whole by its index, then one
     recursive walk from the ids where the traces' edges leave them)."""
-    nodes: dict[str, WalkedNode] = {}
-    parents: dict[str, list[str]] = {}
     if not trace_pks:
-        return nodes, parents
+        return {}, {}
     clause, params = in_list(sorted(trace_pks))
     with bound_cursor() as cursor:
         cursor.execute(f"SELECT child_product_id, parent_product_id FROM {EDGE_TABLE} "
@@ -244,7 +242,16 @@ def ancestries_of_traces(project_pk: int, trace_pks: list[int]) -> tuple[dict[st
         edges = cursor.fetchall()
         cursor.execute(f"SELECT {walked_columns()} FROM {NODE_TABLE} WHERE project_id = %s AND trace_id {clause}",
                        [project_pk, *params])
-        nodes.update((row[0], WalkedNode(*row)) for row in cursor.fetchall())
+        nodes = {row[0]: WalkedNode(*row) for row in cursor.fetchall()}
+    return with_upstream(project_pk, nodes, edges)
+
+
+def with_upstream(project_pk: int, nodes: dict[str, WalkedNode],
+                  edges: list[tuple[str, str]]) -> tuple[dict[str, WalkedNode], dict[str, list[str]]]:
+    """ancestries_of_traces() from the traces' nodes and (child, parent) edges
+    read already: the ids where the edges leave them are walked upstream (one
+    recursive walk), and the parents of each node returned. `nodes` grows."""
+    parents: dict[str, list[str]] = {}
     for child, parent in edges:
         parents.setdefault(child, []).append(parent)
     leaving = sorted({parent for _, parent in edges if parent not in nodes})

@@ -16,6 +16,9 @@ once.
 """
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from itertools import groupby
+from operator import itemgetter
 
 import orjson
 from django.db import transaction
@@ -32,7 +35,28 @@ ANSWER, CAUSE = FinalAnswer._meta.db_table, AnswerCause._meta.db_table
 ARROW = " → "
 # Namespace of the PostgreSQL advisory locks that keep two refreshes off one trace.
 LOCK_NAMESPACE = 24
-CHUNK = 500
+# A refresh reads its traces a chunk of about this many nodes at a time: each
+# chunk's nodes, edges and reviews in one statement each, however many traces
+# that is. (A statement per 500 traces made a drain cost the pending traces
+# times the project's size: without statistics, which a server without
+# autovacuum never has, PostgreSQL's planner reads those by the project's index
+# and so reads every node of the project for each statement.) The bound keeps
+# a chunk's rows in memory small on a large catch-up.
+NODES_PER_CHUNK = 100_000
+# And at most this many traces: a chunk's transaction holds an advisory lock
+# per trace until it commits, in a lock table every session shares
+# (max_locks_per_transaction × connections, 6,400 by default).
+TRACES_PER_CHUNK = 2_000
+# SQLite caps a statement's parameters (32,766).
+SQLITE_IDS = 10_000
+SQLITE_TRACES_PER_CHUNK = 500
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# Lists of row ids are sent as the columns' type (core.bulk.in_list).
+IDS = "bigint[]"
+# A node read for the refresh, as these columns (pick_final_answer's `fields`).
+NODE_FIELDS = ("trace_pk", "pk", "product_id", "agent_id", "step", "timestamp", "confidence", "fuse_state",
+               "is_error", "source_type", "model")
+TRACE_PK, PK, PRODUCT, AGENT, STEP, TIMESTAMP, CONFIDENCE, FUSE_STATE, IS_ERROR, SOURCE_TYPE, MODEL = range(11)
 
 
 @dataclass
@@ -56,68 +80,121 @@ class Answer:
                 HIGH_UNCERTAINTY.holds(confidence=self.confidence, threshold=threshold))
 
 
-def final_answers(project_pk: int, trace_pks: list[int], threshold: float) -> tuple[list[Answer], dict]:
-    """The final answers of these traces that may have gone wrong (traces with
-    none are left out), each with the verdict of its newest review (of the node
-    or of its trace). A trace whose answer went wrong has an incorrect review,
-    a fused node or a node below the threshold: the others are passed over.
-    Also the labels (`node_labels`) of every node of these traces.
+@dataclass
+class Chunk:
+    """What a refresh reads of a chunk of traces (`read_chunk`)."""
 
-    The traces' nodes, the ids their edges consume and their reviews are read
-    once each for all the traces, and the answer picked here
+    traces: list[tuple]  # (pk, client trace id, environment, min_confidence, node_count)
+    nodes: dict[int, list[tuple]]  # trace pk -> its nodes (NODE_FIELDS), oldest first
+    edges: dict[int, list[tuple]]  # trace pk -> its edges' (trace pk, child, parent)
+    reviews: dict[int, list[tuple[str, str]]]  # trace pk -> its reviews' (product id, verdict), oldest first
+
+
+def traces_of(project_pk: int, trace_pks: list[int]) -> list[tuple]:
+    """(pk, client trace id, environment, min_confidence, node_count) of these traces, by pk."""
+    rows = []
+    with bound_cursor() as cursor:
+        for clause, params in _id_lists(trace_pks, IDS):
+            cursor.execute(f"SELECT id, trace_id, environment, min_confidence, node_count FROM {TRACE} "
+                           f"WHERE project_id = %s AND id {clause}", [project_pk, *params])
+            rows += cursor.fetchall()
+    return sorted(rows)
+
+
+def read_chunk(project_pk: int, traces: list[tuple]) -> Chunk:
+    """The nodes, edges and reviews of these traces, one statement each.
+
+    Read once for all the chunk's traces, and the answer picked here
     (vocabulary.pick_final_answer, the Python form of final_answer_sql): a
     lookup per trace let PostgreSQL's planner, on tables without statistics
     (autovacuum off, a table just filled), AND the trace's index with the
     project's, reading every node of the project once per trace."""
-    clause, params = in_list(sorted(trace_pks))
+    if not traces:
+        return Chunk([], {}, {}, {})
+    clause, params = in_list([t[0] for t in traces], IDS)
     scoped = [project_pk, *params]
+    # On PostgreSQL the timestamp travels as integer microseconds (exact, and
+    # loaded in C; Django's timestamp loader was a tenth of a drain's time).
+    timestamp = "(EXTRACT(EPOCH FROM timestamp) * 1000000)::bigint" if is_postgres() else "timestamp"
+    by_trace = itemgetter(0)
     with bound_cursor() as cursor:
-        cursor.execute(f"SELECT id, trace_id, environment, min_confidence FROM {TRACE} "
-                       f"WHERE project_id = %s AND id {clause}", scoped)
-        traces = cursor.fetchall()
-        cursor.execute(f"SELECT trace_id, id, product_id, agent_id, step, timestamp, confidence, fuse_state, "
-                       f"source_type, model FROM {NODE} WHERE project_id = %s AND trace_id {clause}", scoped)
-        nodes: dict[int, list[dict]] = {}
-        for trace_pk, pk, product_id, agent_id, step, timestamp, confidence, fuse_state, source_type, model in (
-                cursor.fetchall()):
-            nodes.setdefault(trace_pk, []).append(
-                {"pk": pk, "product_id": product_id, "agent_id": agent_id, "step": step, "timestamp": timestamp,
-                 "confidence": confidence, "fuse_state": fuse_state, "source_type": source_type, "model": model})
-        cursor.execute(f"SELECT DISTINCT trace_id, parent_product_id FROM {EDGE} "
-                       f"WHERE project_id = %s AND trace_id {clause}", scoped)
-        consumed: dict[int, set[str]] = {}
-        for trace_pk, parent in cursor.fetchall():
-            consumed.setdefault(trace_pk, set()).add(parent)
+        cursor.execute(f"SELECT trace_id, id, product_id, agent_id, step, {timestamp}, confidence, fuse_state, is_error, "
+                       f"source_type, model FROM {NODE} WHERE project_id = %s AND trace_id {clause} "
+                       "ORDER BY trace_id, timestamp, id", scoped)
+        nodes = {trace_pk: list(rows) for trace_pk, rows in groupby(cursor.fetchall(), by_trace)}
+        cursor.execute(f"SELECT trace_id, child_product_id, parent_product_id FROM {EDGE} "
+                       f"WHERE project_id = %s AND trace_id {clause} ORDER BY trace_id", scoped)
+        edges = {trace_pk: list(rows) for trace_pk, rows in groupby(cursor.fetchall(), by_trace)}
         cursor.execute(f"SELECT trace_id, product_id, verdict FROM {REVIEW} WHERE project_id = %s AND trace_id {clause} "
                        "ORDER BY timestamp, id", scoped)
         reviews: dict[int, list[tuple[str, str]]] = {}
         for trace_pk, product_id, verdict in cursor.fetchall():
             reviews.setdefault(trace_pk, []).append((product_id, verdict))
-    answers, labels = [], {}
-    for trace_pk, trace_key, environment, min_confidence in sorted(traces):
-        labels.update((n["product_id"], (n["agent_id"], n["step"], trace_key)) for n in nodes.get(trace_pk, ()))
-        its_nodes, its_reviews = nodes.get(trace_pk, []), reviews.get(trace_pk, [])
+    return Chunk(traces, nodes, edges, reviews)
+
+
+def final_answers(chunk: Chunk, threshold: float) -> list[Answer]:
+    """The final answers of the chunk's traces that may have gone wrong (traces
+    with none are left out), each with the verdict of its newest review (of
+    the node or of its trace). A trace whose answer went wrong has an
+    incorrect review, a fused node or a node below the threshold: the others
+    are passed over."""
+    answers = []
+    for trace_pk, trace_key, environment, min_confidence, _ in chunk.traces:
+        its_nodes, its_reviews = chunk.nodes.get(trace_pk, []), chunk.reviews.get(trace_pk, [])
         if not (UNCERTAIN_TRACE.holds(min_confidence=min_confidence, threshold=threshold)
                 or any(verdict == ReviewVerdict.INCORRECT for _, verdict in its_reviews)
-                or any(FUSED.holds(n) for n in its_nodes)):
+                or any(FUSED.holds(fuse_state=n[FUSE_STATE]) for n in its_nodes)):
             continue
-        node = pick_final_answer(its_nodes, consumed.get(trace_pk, set()))
+        node = pick_final_answer(its_nodes, {edge[2] for edge in chunk.edges.get(trace_pk, ())}, NODE_FIELDS)
         if node is None:
             continue
-        verdict = next((v for product_id, v in reversed(its_reviews) if product_id in ("", node["product_id"])), None)
-        answers.append(Answer(trace_pk, trace_key, node["pk"], node["product_id"], node["agent_id"], node["step"],
-                              node["timestamp"], node["confidence"], node["fuse_state"], verdict, environment,
-                              node["model"]))
-    return answers, labels
+        verdict = next((v for product_id, v in reversed(its_reviews) if product_id in ("", node[PRODUCT])), None)
+        answers.append(Answer(trace_pk, trace_key, node[PK], node[PRODUCT], node[AGENT], node[STEP],
+                              _moment(node[TIMESTAMP]), node[CONFIDENCE], node[FUSE_STATE], verdict, environment,
+                              node[MODEL]))
+    return answers
+
+
+def _moment(timestamp):
+    """A node's timestamp as read_chunk reads it, as a datetime."""
+    return EPOCH + timedelta(microseconds=timestamp) if isinstance(timestamp, int) else timestamp
+
+
+def _walked(node: tuple) -> walks.WalkedNode:
+    """A node as read_chunk reads it, as the walks read it (walks.walked_columns)."""
+    timestamp = node[TIMESTAMP] / 1_000_000 if isinstance(node[TIMESTAMP], int) else node[TIMESTAMP]
+    return walks.WalkedNode(node[PRODUCT], node[TRACE_PK], node[CONFIDENCE], node[FUSE_STATE], node[IS_ERROR],
+                            timestamp)
+
+
+def _id_lists(values, array_type: str = ""):
+    """(membership test, parameters) for these values: one on PostgreSQL,
+    SQLITE_IDS at a time on SQLite."""
+    ordered = sorted(values)
+    size = len(ordered) if is_postgres() else SQLITE_IDS
+    for start in range(0, len(ordered), size or 1):
+        yield in_list(ordered[start:start + size], array_type)
+
+
+def _product_lists(product_ids):
+    """(membership test, parameters) for these product ids. On PostgreSQL one
+    JSON array, unpacked by the server: psycopg quotes a text array's elements
+    in Python (a second for a drain's 200,000 ids), and the planner, which
+    weighs each element of an array constant (almost half a second more), sees
+    a set it probes by the index. SQLITE_IDS at a time on SQLite."""
+    if is_postgres():
+        if product_ids:
+            yield "IN (SELECT jsonb_array_elements_text(%s::jsonb))", [_json(sorted(product_ids))]
+        return
+    yield from _id_lists(product_ids)
 
 
 def _by_product(project_pk: int, product_ids, sql: str) -> list[tuple]:
-    """The rows of `sql` (with {clause}: the product id test) for these product
-    ids, 10,000 at a time (SQLite caps a statement's parameters)."""
-    ordered, rows = sorted(product_ids), []
+    """The rows of `sql` (with {clause}: the product id test) for these product ids."""
+    rows = []
     with bound_cursor() as cursor:
-        for start in range(0, len(ordered), 10_000):
-            clause, params = in_list(ordered[start:start + 10_000])
+        for clause, params in _product_lists(product_ids):
             cursor.execute(sql.format(clause=clause), [project_pk, *params])
             rows += cursor.fetchall()
     return rows
@@ -194,38 +271,60 @@ def refresh(project: Project, trace_pks) -> int:
     """Recomputes the stored root causes of these traces' final answers; returns
     how many answers went wrong among them."""
     trace_pks = sorted(set(trace_pks))
-    stored = 0
-    for start in range(0, len(trace_pks), CHUNK):
-        stored += _refresh_chunk(project, trace_pks[start:start + CHUNK])
-    return stored
+    if not trace_pks:
+        return 0
+    traces = traces_of(project.pk, trace_pks)
+    # A trace gone (deleted) still has its stored rows removed: it joins a chunk without nodes.
+    found = {t[0] for t in traces}
+    traces = sorted(traces + [(pk, None, None, None, 0) for pk in trace_pks if pk not in found])
+    stored, chunk, nodes = 0, [], 0
+    for trace in traces:
+        if chunk and (nodes + trace[4] > NODES_PER_CHUNK or len(chunk) == TRACES_PER_CHUNK
+                      or (not is_postgres() and len(chunk) == SQLITE_TRACES_PER_CHUNK)):
+            stored += _refresh_chunk(project, chunk)
+            chunk, nodes = [], 0
+        chunk.append(trace)
+        nodes += trace[4]
+    return stored + _refresh_chunk(project, chunk)
 
 
-def _refresh_chunk(project: Project, trace_pks: list[int]) -> int:
+def _refresh_chunk(project: Project, traces: list[tuple]) -> int:
     threshold = project.high_uncertainty_threshold
+    trace_pks = [t[0] for t in traces]
     with transaction.atomic():
         if is_postgres():
             with bound_cursor() as cursor:
                 cursor.execute("SELECT pg_advisory_xact_lock(%s, (t %% 2147483648)::int) FROM unnest(%s::bigint[]) t",
                                [LOCK_NAMESPACE, trace_pks])
-        answers, labels = final_answers(project.pk, trace_pks, threshold)
+        chunk = read_chunk(project.pk, [t for t in traces if t[1] is not None])
+        answers = final_answers(chunk, threshold)
         wrong = [a for a in answers if any(a.judged(threshold))]
-        nodes, parents = walks.ancestries_of_traces(project.pk, sorted({a.trace_pk for a in wrong}))
+        wrong_traces = {a.trace_pk for a in wrong}
+        keys = {t[0]: t[1] for t in traces}
+        # The wrong answers' traces, and upstream of them (walks.ancestries_of_traces, from the rows read).
+        nodes, labels = {}, {}
+        for trace_pk in wrong_traces:
+            for node in chunk.nodes.get(trace_pk, ()):
+                nodes[node[PRODUCT]] = _walked(node)
+                labels[node[PRODUCT]] = (node[AGENT], node[STEP], keys[trace_pk])
+        own = list(nodes)
+        nodes, parents = walks.with_upstream(
+            project.pk, nodes, [edge[1:] for trace_pk in sorted(wrong_traces) for edge in chunk.edges.get(trace_pk, ())])
         grouped, wanted = [], set()
         for answer in wrong:
             groups, needs = groups_of(answer, nodes, parents, threshold)
             grouped.append(groups)
             wanted |= needs
-        # Causes upstream in other traces are labelled by a look-up; the chunk's own nodes were read already.
+        # Causes upstream in other traces are labelled by a look-up; the wrong traces' own nodes were read already.
         if wanted - labels.keys():
             labels |= node_labels(project.pk, wanted - labels.keys())
-        wrong_traces = {a.trace_pk for a in wrong}
-        versions = policy_versions(project.pk, {pid: n.trace_pk for pid, n in nodes.items() if n.trace_pk in wrong_traces})
+        versions = policy_versions(project.pk, {pid: nodes[pid].trace_pk for pid in own})
         _write(project, trace_pks, wrong, [label(g, labels) for g in grouped], labels, versions, threshold)
     return len(wrong)
 
 
 def _write(project, trace_pks, wrong, grouped, labels, versions, threshold) -> None:
-    clause, params = in_list(trace_pks)
+    clause, params = in_list(trace_pks, IDS)
     with bound_cursor() as cursor:
         # The answers' ids first, by their unique trace: in one statement, a
         # planner without statistics scanned every cause of the project once
@@ -233,7 +332,7 @@ def _write(project, trace_pks, wrong, grouped, labels, versions, threshold) -> N
         cursor.execute(f"SELECT id FROM {ANSWER} WHERE project_id = %s AND trace_id {clause}", [project.pk, *params])
         stale = [row[0] for row in cursor.fetchall()]
         if stale:
-            answers, answer_params = in_list(stale)
+            answers, answer_params = in_list(stale, IDS)
             cursor.execute(f"DELETE FROM {CAUSE} WHERE project_id = %s AND answer_id {answers}",
                            [project.pk, *answer_params])
             cursor.execute(f"DELETE FROM {ANSWER} WHERE project_id = %s AND id {answers}", [project.pk, *answer_params])
@@ -295,20 +394,28 @@ def affected_traces(project: Project, trace_pks, product_ids, unplaced=None) -> 
     unplaced = sorted(set(seeds if unplaced is None else unplaced))
     reached: set[int] = set()
     with bound_cursor() as cursor:
-        for start in range(0, len(unplaced), 10_000):
-            clause, params = in_list(unplaced[start:start + 10_000])
+        for clause, params in _product_lists(unplaced):
             cursor.execute(f"SELECT DISTINCT trace_id FROM {NODE} WHERE project_id = %s AND product_id {clause}",
                            [project.pk, *params])
             affected |= {row[0] for row in cursor.fetchall()}
-        for start in range(0, len(seeds), 10_000):
-            clause, params = in_list(seeds[start:start + 10_000])
-            cursor.execute(f"SELECT DISTINCT trace_id FROM {EDGE} WHERE project_id = %s AND parent_product_id {clause}",
-                           [project.pk, *params])
+        if is_postgres() and seeds:
+            # The ids as a JSON array (see _product_lists) joined by position:
+            # generate_series tells the planner how many there are, so it
+            # probes the index for a few and hashes the project's edges for
+            # a drain's hundreds of thousands (probing those took seconds).
+            cursor.execute(f"SELECT DISTINCT e.trace_id FROM generate_series(0, %s) AS i JOIN {EDGE} e "
+                           "ON e.project_id = %s AND e.parent_product_id = %s::jsonb ->> i",
+                           [len(seeds) - 1, project.pk, _json(seeds)])
             reached |= {row[0] for row in cursor.fetchall()}
+        else:
+            for clause, params in _id_lists(seeds):
+                cursor.execute(f"SELECT DISTINCT trace_id FROM {EDGE} WHERE project_id = %s "
+                               f"AND parent_product_id {clause}", [project.pk, *params])
+                reached |= {row[0] for row in cursor.fetchall()}
         frontier = reached - affected
         while frontier:
             affected |= frontier
-            clause, params = in_list(sorted(frontier))
+            clause, params = in_list(sorted(frontier), IDS)
             cursor.execute(
                 f"SELECT DISTINCT e.trace_id FROM {NODE} n JOIN {EDGE} e ON e.project_id = n.project_id "
                 f"AND e.parent_product_id = n.product_id WHERE n.project_id = %s AND n.trace_id {clause}",

@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from provenance.models import AnswerCause, FinalAnswer, RootCauseMark, RootCausePending
-from provenance.root_causes import pending
+from provenance.root_causes import pending, store
 from tests.provenance import root_cause_corpus as corpus
 from tests.provenance.test_root_causes_api import root_causes
 from tests.support.events import node_event, review_event
@@ -110,6 +110,20 @@ def test_a_backlog_drains_in_bounded_transactions_and_a_killed_drain_loses_nothi
     pending.drain(project)
     assert not RootCausePending.objects.exists()
     assert root_causes(api) == corpus.EXPECTED_INCORRECT
+
+
+def test_a_drain_in_chunks_of_one_trace_stores_what_one_chunk_stores(api, ingest, monkeypatch):
+    # The refresh reads its traces a chunk at a time: an answer whose causes
+    # sit in another chunk's trace (t-source's fused fragment) is still found.
+    corpus.load(ingest)
+    monkeypatch.setattr(store, "NODES_PER_CHUNK", 1)
+    assert root_causes(api) == corpus.EXPECTED_INCORRECT
+    chunked = stored_rows()
+    FinalAnswer.objects.all().delete()
+    monkeypatch.undo()
+    call_command("refresh_root_causes")
+    assert root_causes(api) == corpus.EXPECTED_INCORRECT
+    assert stored_rows() == chunked
 
 
 def sent_tasks(app) -> list[tuple[str, list]]:
