@@ -21,7 +21,8 @@ Running it twice changes nothing the second time.
 """
 
 import time
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from django.db import OperationalError, connection, transaction
 from django.utils import timezone
@@ -90,6 +91,16 @@ class RefreshReport:
     hours: int = 0
     rebuilt_projects: int = 0
     seconds: float = 0.0
+    # Seconds per part of the refresh, in the order they ran (what bench/rollups.py attributes the cost by).
+    phases: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def phase(self, name: str):
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.phases[name] = self.phases.get(name, 0.0) + time.perf_counter() - started
 
     def __str__(self):
         if self.skipped:
@@ -124,17 +135,26 @@ def refresh_rollups() -> RefreshReport:
         report = RefreshReport()
         cursor.execute(f"CREATE TEMP TABLE {OTHER_ENVIRONMENTS} ON COMMIT DROP AS "
                        f"SELECT id FROM {TRACE} WHERE environment <> %s", [DEFAULT_ENVIRONMENT])
-        report.rebuilt_projects = mark_dirty_hours(cursor, bounds)
-        cursor.execute("SELECT COUNT(*) FROM metrics_dirty_hours")
-        report.hours = cursor.fetchone()[0]
-        recompute_hours(cursor, bounds)
-        recompute_trace_spans(cursor, bounds)
-        resolve_review_targets(cursor, bounds)
-        add_histograms(cursor, bounds)
-        add_day_stats(cursor, bounds)
-        add_fuse_reasons(cursor, bounds)
-        add_escalations(cursor, bounds)
-        refresh_policy_hours(cursor, bounds)
+        with report.phase("dirty hours"):
+            report.rebuilt_projects = mark_dirty_hours(cursor, bounds)
+            cursor.execute("SELECT COUNT(*) FROM metrics_dirty_hours")
+            report.hours = cursor.fetchone()[0]
+        with report.phase("hour rollups and traces"):
+            recompute_hours(cursor, bounds)
+        with report.phase("trace spans"):
+            recompute_trace_spans(cursor, bounds)
+        with report.phase("review targets"):
+            resolve_review_targets(cursor, bounds)
+        with report.phase("day histograms"):
+            add_histograms(cursor, bounds)
+        with report.phase("day stats"):
+            add_day_stats(cursor, bounds)
+        with report.phase("fuse reasons"):
+            add_fuse_reasons(cursor, bounds)
+        with report.phase("escalations"):
+            add_escalations(cursor, bounds)
+        with report.phase("policy hours"):
+            refresh_policy_hours(cursor, bounds)
         record_rolled_projects(cursor)
         cursor.execute(
             f"SELECT (SELECT COUNT(*) FROM {NODE} WHERE id > %(old_node)s AND id <= %(new_node)s), "
@@ -148,7 +168,8 @@ def refresh_rollups() -> RefreshReport:
         mark.save()
         cursor.execute(f"DROP TABLE IF EXISTS metrics_dirty_hours, metrics_rebuilt_projects, {OTHER_ENVIRONMENTS}")
     if report.rebuilt_projects:
-        analyze_rollups()
+        with report.phase("vacuum/analyze rollups"):
+            analyze_rollups()
     report.seconds = time.perf_counter() - started
     return report
 
