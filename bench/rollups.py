@@ -25,6 +25,7 @@ separate refresh, rolled back, so it does not change the timed figures.
 """
 
 import argparse
+import os
 import secrets
 import sys
 import time
@@ -46,10 +47,17 @@ class StatementTimes:
 
     def __init__(self, explain: set[str] | None = None):
         self.times: list[tuple[float, str]] = []
+        self.cpu: list[float] = []  # the server process's CPU seconds per statement (the machine is shared)
         self.explain = explain or set()
         self.plans: dict[str, str] = {}
+        self.backend = None
 
     def __call__(self, execute, sql, params, many, context):
+        if self.backend is None:
+            self.backend = 0
+            context["cursor"].execute("SELECT pg_backend_pid()")
+            self.backend = context["cursor"].fetchone()[0]
+        cpu = backend_cpu(self.backend)
         started = time.perf_counter()
         if sql in self.explain:
             cursor = context["cursor"]
@@ -59,10 +67,20 @@ class StatementTimes:
         else:
             result = execute(sql, params, many, context)
         self.times.append((time.perf_counter() - started, sql))
+        self.cpu.append(backend_cpu(self.backend) - cpu)
         return result
 
     def slowest(self, count: int) -> list[tuple[float, str]]:
         return sorted(self.times, key=lambda item: -item[0])[:count]
+
+
+def backend_cpu(pid: int) -> float:
+    """User and system CPU seconds of a local server process so far (0 when it is not local)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def one_line(sql: str, width: int = 110) -> str:
@@ -130,16 +148,18 @@ def timed_refresh(label: str, args) -> None:
     with connection.execute_wrapper(times):
         report = refresh_rollups()
     rate = report.nodes / report.seconds if report.seconds else float("nan")
-    print(f"\n{label}: {report}\n  -> {rate:,.0f} nodes/s   (load average {load_average()})")
+    cpu = sum(times.cpu)
+    print(f"\n{label}: {report}\n  -> {rate:,.0f} nodes/s   (load average {load_average()}); "
+          f"server CPU {cpu:.2f} s in statements ({report.nodes / cpu if cpu else float('nan'):,.0f} nodes per CPU s)")
     accounted = 0.0
     for name, seconds in report.phases.items():
         accounted += seconds
         print(f"  {name:28} {seconds:8.2f} s")
     print(f"  {'rest (marks, watermark, commit)':28} {report.seconds - accounted:8.2f} s")
     print(f"  statements over {args.over} s, in the order run ({len(times.times)} run):")
-    for number, (seconds, sql) in enumerate(times.times):
+    for number, ((seconds, sql), cpu) in enumerate(zip(times.times, times.cpu, strict=True)):
         if seconds >= args.over:
-            print(f"  {number:3d} {seconds:8.2f} s  {one_line(sql)}")
+            print(f"  {number:3d} {seconds:8.2f} s (CPU {cpu:6.2f} s)  {one_line(sql)}")
     if not args.explain:
         return
     wanted = [sql for _, sql in times.slowest(len(times.times))
