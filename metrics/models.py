@@ -101,7 +101,9 @@ class HourTrace(models.Model):
     confidence_sum = models.FloatField(default=0.0)
 
     class Meta:
-        indexes = [models.Index(fields=["project", "mask", "agent_id", "hour"], name="hourtrace_agent_hour")]
+        indexes = [models.Index(fields=["project", "mask", "agent_id", "hour"], name="hourtrace_agent_hour"),
+                   # The refresh deletes an hour's rows of every mask and agent.
+                   models.Index(fields=["project", "hour"], name="hourtrace_project_hour")]
 
     def __str__(self):
         return f"trace {self.trace_pk} at {self.hour:%Y-%m-%d %H}h mask {self.mask}: {self.nodes} node(s)"

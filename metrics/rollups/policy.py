@@ -48,10 +48,15 @@ def refresh_policy_hours(cursor, bounds: dict) -> None:
         FROM {ITEM} i JOIN metrics_policy_hours d ON d.project_id = i.project_id AND d.hour = i.hour
         """
     )
-    for table in (ITEM, POLICY_HOUR):
-        cursor.execute(
-            f"DELETE FROM {table} r USING metrics_policy_hours d WHERE r.project_id = d.project_id AND r.hour = d.hour"
-        )
+    cursor.execute(
+        f"DELETE FROM {ITEM} r USING metrics_policy_hours d WHERE r.project_id = d.project_id AND r.hour = d.hour"
+    )
+    # Every mask named: the index is (project, mask, hour); an hour alone would be looked for in all the project's rows.
+    cursor.execute(
+        f"DELETE FROM {POLICY_HOUR} r USING metrics_policy_hours d WHERE r.project_id = d.project_id "
+        f"AND r.mask = ANY(%s) AND r.hour = d.hour",
+        [list(MASKS)],
+    )
     cursor.execute(
         f"""
         CREATE TEMP TABLE metrics_policy_fuses ON COMMIT DROP AS

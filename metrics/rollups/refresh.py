@@ -21,13 +21,14 @@ Running it twice changes nothing the second time.
 """
 
 import time
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields
 
 from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from core.dialect import is_postgres
-from metrics.catalog import COUNTED, SUMS
+from metrics.catalog import COUNTED, SUMS, Totals
 from metrics.models import (
     DayHistogram,
     DayStat,
@@ -47,6 +48,7 @@ from metrics.rollups.policy import refresh_policy_hours
 from metrics.rollups.schema import (
     AGENT_MASKS,
     DIMENSIONS,
+    EDGE,
     ESCALATION,
     ESCALATION_NODE_PAIRS,
     EVERY_DIMENSION,
@@ -76,10 +78,13 @@ ESCALATIONS, HOUR_TRACE = HourEscalation._meta.db_table, HourTrace._meta.db_tabl
 ROLLUP_MODELS = (HourRollup, HourTrace, TraceSpan, DayHistogram, DayStat, HourFuseReason, ReviewTarget, HourEscalation,
                  PolicyHour, PolicyItemHour)
 ADVISORY_LOCK = 0x6D657472  # "metr"
+# The provenance tables the refresh reads.
+SOURCES = (NODE, FUSE, REVIEW, ESCALATION, TRACE, EDGE)
 PRODUCTION_NODE = production_sql("n.trace_id")
 AGENT_MASK = mask_of(["agent_id"])
 # Summed per (hour, trace, dimensions), then per mask; traces and low_traces are counted apart.
 COUNTS = tuple(name for name in SUMS if name not in ("traces", "low_traces"))
+FLOAT_SUMS = tuple(f.name for f in fields(Totals) if f.type in (float, "float"))
 
 
 @dataclass
@@ -90,6 +95,16 @@ class RefreshReport:
     hours: int = 0
     rebuilt_projects: int = 0
     seconds: float = 0.0
+    # Seconds per part of the refresh, in the order they ran (what bench/rollups.py attributes the cost by).
+    phases: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def phase(self, name: str):
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.phases[name] = self.phases.get(name, 0.0) + time.perf_counter() - started
 
     def __str__(self):
         if self.skipped:
@@ -106,6 +121,9 @@ def refresh_rollups() -> RefreshReport:
         node_high, fuse_high, review_high, escalation_high = committed_high_ids()
     except OperationalError:
         return RefreshReport(skipped=True)
+    report = RefreshReport()
+    with report.phase("analyze sources"):
+        analyze_grown_sources()
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [ADVISORY_LOCK])
         if not cursor.fetchone()[0]:
@@ -121,20 +139,28 @@ def refresh_rollups() -> RefreshReport:
         bounds = {"old_node": old_node, "new_node": new_node, "old_fuse": old_fuse, "new_fuse": new_fuse,
                   "old_review": old_review, "new_review": new_review,
                   "old_escalation": mark.escalation_id, "new_escalation": new_escalation}
-        report = RefreshReport()
         cursor.execute(f"CREATE TEMP TABLE {OTHER_ENVIRONMENTS} ON COMMIT DROP AS "
                        f"SELECT id FROM {TRACE} WHERE environment <> %s", [DEFAULT_ENVIRONMENT])
-        report.rebuilt_projects = mark_dirty_hours(cursor, bounds)
-        cursor.execute("SELECT COUNT(*) FROM metrics_dirty_hours")
-        report.hours = cursor.fetchone()[0]
-        recompute_hours(cursor, bounds)
-        recompute_trace_spans(cursor, bounds)
-        resolve_review_targets(cursor, bounds)
-        add_histograms(cursor, bounds)
-        add_day_stats(cursor, bounds)
-        add_fuse_reasons(cursor, bounds)
-        add_escalations(cursor, bounds)
-        refresh_policy_hours(cursor, bounds)
+        with report.phase("dirty hours"):
+            report.rebuilt_projects = mark_dirty_hours(cursor, bounds)
+            cursor.execute("SELECT COUNT(*) FROM metrics_dirty_hours")
+            report.hours = cursor.fetchone()[0]
+        with report.phase("hour rollups and traces"):
+            recompute_hours(cursor, bounds)
+        with report.phase("trace spans"):
+            recompute_trace_spans(cursor, bounds)
+        with report.phase("review targets"):
+            resolve_review_targets(cursor, bounds)
+        with report.phase("day histograms"):
+            add_histograms(cursor, bounds)
+        with report.phase("day stats"):
+            add_day_stats(cursor, bounds)
+        with report.phase("fuse reasons"):
+            add_fuse_reasons(cursor, bounds)
+        with report.phase("escalations"):
+            add_escalations(cursor, bounds)
+        with report.phase("policy hours"):
+            refresh_policy_hours(cursor, bounds)
         record_rolled_projects(cursor)
         cursor.execute(
             f"SELECT (SELECT COUNT(*) FROM {NODE} WHERE id > %(old_node)s AND id <= %(new_node)s), "
@@ -148,7 +174,8 @@ def refresh_rollups() -> RefreshReport:
         mark.save()
         cursor.execute(f"DROP TABLE IF EXISTS metrics_dirty_hours, metrics_rebuilt_projects, {OTHER_ENVIRONMENTS}")
     if report.rebuilt_projects:
-        analyze_rollups()
+        with report.phase("vacuum/analyze rollups"):
+            analyze_rollups()
     report.seconds = time.perf_counter() - started
     return report
 
@@ -164,6 +191,28 @@ def analyze_rollups() -> None:
     with connection.cursor() as cursor:
         for model in ROLLUP_MODELS:
             cursor.execute(f"{command} {model._meta.db_table}")
+
+
+def analyze_grown_sources() -> None:
+    """ANALYZEs the tables the refresh reads that grew or changed by more than
+    autovacuum's analyze threshold since their last statistics, as autovacuum
+    would (where it runs, this finds nothing to do). A refresh over a large
+    new range otherwise plans on the statistics of a far smaller table (or
+    none): joins on the node table estimated at a few rows become nested
+    loops over all of it. Outside the refresh's transaction, so the lock an
+    ANALYZE takes is not held through it."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT s.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+            WHERE s.relname = ANY(%s) AND s.schemaname = current_schema()
+              AND s.n_mod_since_analyze > current_setting('autovacuum_analyze_threshold')::float8
+                  + current_setting('autovacuum_analyze_scale_factor')::float8 * GREATEST(c.reltuples, 0)
+            """,
+            [list(SOURCES)],
+        )
+        for (table,) in cursor.fetchall():
+            cursor.execute(f"ANALYZE {table}")
 
 
 def committed_high_ids() -> tuple[int, int, int, int]:
@@ -226,10 +275,16 @@ DIRTY_NODES = f"""
 
 
 def recompute_hours(cursor, bounds: dict) -> None:
-    for table in (ROLLUP, HOUR_TRACE):
-        cursor.execute(
-            f"DELETE FROM {table} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id AND r.hour = d.hour"
-        )
+    # Every mask named: the rollup's index is (project, mask, hour), and an
+    # hour alone would be looked for in all of the project's rows.
+    cursor.execute(
+        f"DELETE FROM {ROLLUP} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id "
+        f"AND r.mask = ANY(%s) AND r.hour = d.hour",
+        [list(MASKS)],
+    )
+    cursor.execute(
+        f"DELETE FROM {HOUR_TRACE} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id AND r.hour = d.hour"
+    )
     cursor.execute(f"CREATE TEMP TABLE metrics_dirty_nodes ON COMMIT DROP AS {DIRTY_NODES}", bounds)
     cursor.execute("ANALYZE metrics_dirty_nodes")
     # Per (hour, trace, dimensions) first: every mask then needs only hash aggregates, no distinct sorts.
@@ -260,14 +315,9 @@ def recompute_hours(cursor, bounds: dict) -> None:
         ) AS hour_traces ORDER BY mask, agent_id, hour
         """
     )
-    cursor.execute(
-        f"""
-        INSERT INTO {ROLLUP} (project_id, hour, mask, agent_id, step, source_type, round, traces, low_traces,
-            {", ".join(COUNTS)}, run_prefix, run_suffix, run_best)
-        {" UNION ALL ".join(mask_rollup(mask) for mask in MASKS)}
-        """
-    )
-    # Runs only matter where an agent had a fused node that hour.
+    # Runs only matter where an agent had a fused node that hour; they are
+    # worked out before the rollup rows are written, which then carry them
+    # (an UPDATE afterwards would write every agent row twice).
     cursor.execute(
         """
         CREATE TEMP TABLE metrics_run_nodes ON COMMIT DROP AS
@@ -277,60 +327,79 @@ def recompute_hours(cursor, bounds: dict) -> None:
         """
     )
     cursor.execute("ANALYZE metrics_run_nodes")
-    for mask in AGENT_MASKS:
-        set_fused_runs(cursor, mask)
-    cursor.execute("DROP TABLE metrics_dirty_nodes, metrics_trace_hours, metrics_run_nodes")
+    cursor.execute(
+        "CREATE TEMP TABLE metrics_runs ON COMMIT DROP AS "
+        + " UNION ALL ".join(fused_runs_sql(mask) for mask in AGENT_MASKS)
+    )
+    cursor.execute("ANALYZE metrics_runs")
+    same_key = " AND ".join(
+        [f"s.{c} = m.{c}" for c in ("project_id", "hour", "mask", "agent_id", "step", "source_type")]
+        + ["s.round IS NOT DISTINCT FROM m.round"]
+    )
+    # In (mask, hour) order, that of the index the readers use.
+    cursor.execute(
+        f"""
+        INSERT INTO {ROLLUP} (project_id, hour, mask, {", ".join(DIMENSIONS)}, traces, low_traces,
+            {", ".join(COUNTS)}, run_prefix, run_suffix, run_best)
+        SELECT m.*, COALESCE(s.prefix, 0), COALESCE(s.suffix, 0), COALESCE(s.best, 0)
+        FROM ({" UNION ALL ".join(mask_rollup(mask) for mask in MASKS)}) AS m
+        LEFT JOIN metrics_runs s ON {same_key}
+        ORDER BY m.mask, m.hour
+        """
+    )
+    cursor.execute("DROP TABLE metrics_dirty_nodes, metrics_trace_hours, metrics_run_nodes, metrics_runs")
 
 
 def mask_rollup(mask: int) -> str:
     """The rows of one mask from metrics_trace_hours: a trace counts once per group."""
     columns = mask_columns(mask)
     key = ", ".join(["project_id", "hour", *columns])
-    dimensions = ", ".join(column if column in columns else PLACEHOLDERS[column] for column in DIMENSIONS)
-    sums = ", ".join(f"SUM({name})" for name in COUNTS)
+    dimensions = ", ".join(f"{column if column in columns else PLACEHOLDERS[column]} AS {column}"
+                           for column in DIMENSIONS)
+    sums = ", ".join(f"SUM({name}) AS {name}" for name in COUNTS)
+    # Counts ::int (those of one trace in one hour fit): the sums over them are
+    # then bigint, not numeric, several times slower to add up.
+    per_trace_sums = ", ".join(f"SUM({name}){'' if name in FLOAT_SUMS else '::int'} AS {name}" for name in COUNTS)
     per_trace = f"""
-        SELECT {key}, trace_id, bool_or(low) AS low, {", ".join(f"SUM({name}) AS {name}" for name in COUNTS)}
+        SELECT {key}, trace_id, bool_or(low) AS low, {per_trace_sums}
         FROM metrics_trace_hours GROUP BY {key}, trace_id
     """
     source = "metrics_trace_hours" if len(columns) == len(DIMENSIONS) else f"({per_trace}) AS per_trace"
     return f"""
-        SELECT project_id, hour, {mask}, {dimensions}, COUNT(*), COUNT(*) FILTER (WHERE low), {sums}, 0, 0, 0
+        SELECT project_id, hour, {mask} AS mask, {dimensions}, COUNT(*) AS traces,
+            COUNT(*) FILTER (WHERE low) AS low_traces, {sums}
         FROM {source} GROUP BY {key}
     """
 
 
-def set_fused_runs(cursor, mask: int) -> None:
-    """Gaps and islands per (hour, agent, the mask's other dimensions): a run
-    of fused nodes keeps the difference between its position among all nodes
-    and among the fused ones. Agent-hours without a fused node keep zeros."""
+def fused_runs_sql(mask: int) -> str:
+    """Gaps and islands per (hour, agent, the mask's other dimensions): the
+    fused nodes of one run have the same number of other nodes before them in
+    the hour's sequence (one sort a mask; the count of all nodes, for the
+    suffix, shares it). The rows (key, mask, best, prefix, suffix) of the
+    mask's groups that had a fused node; the others keep zeros."""
     columns = mask_columns(mask)
     key = ", ".join(["project_id", "hour", *columns])
-    order = "ORDER BY timestamp, id"
-    same_key = " AND ".join(
-        ["r.project_id = s.project_id", "r.hour = s.hour", f"r.mask = {mask}"]
-        + [f"r.{c} IS NOT DISTINCT FROM s.{c}" for c in columns]
-    )
-    cursor.execute(
-        f"""
-        WITH seq AS (
-            SELECT {key}, {FUSED.sql()} AS fused,
-                row_number() OVER (PARTITION BY {key} {order}) AS pos,
-                row_number() OVER (PARTITION BY {key}, {FUSED.sql()} {order}) AS state_pos,
-                COUNT(*) OVER (PARTITION BY {key}) AS total
-            FROM metrics_run_nodes
-        ), runs AS (
+    dimensions = ", ".join(f"{column if column in columns else PLACEHOLDERS[column]} AS {column}"
+                           for column in DIMENSIONS)
+    fused = FUSED.sql()
+    return f"""
+        SELECT project_id, hour, {mask} AS mask, {dimensions}, MAX(length) AS best,
+            COALESCE(MAX(length) FILTER (WHERE first = 1), 0) AS prefix,
+            COALESCE(MAX(length) FILTER (WHERE last = total), 0) AS suffix
+        FROM (
             SELECT {key}, MIN(pos) AS first, MAX(pos) AS last, COUNT(*) AS length, MAX(total) AS total
-            FROM seq WHERE fused GROUP BY {key}, pos - state_pos
-        ), s AS (
-            SELECT {key}, MAX(length) AS best,
-                COALESCE(MAX(length) FILTER (WHERE first = 1), 0) AS prefix,
-                COALESCE(MAX(length) FILTER (WHERE last = total), 0) AS suffix
-            FROM runs GROUP BY {key}
-        )
-        UPDATE {ROLLUP} r SET run_best = s.best, run_prefix = s.prefix, run_suffix = s.suffix
-        FROM s WHERE {same_key}
-        """
-    )
+            FROM (
+                SELECT {key}, {fused} AS fused, row_number() OVER w AS pos,
+                    SUM(CASE WHEN {fused} THEN 0 ELSE 1 END) OVER w AS others_before,
+                    COUNT(*) OVER (PARTITION BY {key}) AS total
+                FROM metrics_run_nodes
+                WINDOW w AS (PARTITION BY {key} ORDER BY timestamp, id ROWS UNBOUNDED PRECEDING)
+            ) AS seq
+            WHERE fused GROUP BY {key}, others_before
+        ) AS runs
+        GROUP BY {key}
+    """
 
 
 def recompute_trace_spans(cursor, bounds: dict) -> None:
