@@ -145,22 +145,9 @@ def refresh_rollups() -> RefreshReport:
             report.rebuilt_projects = mark_dirty_hours(cursor, bounds)
             cursor.execute("SELECT COUNT(*) FROM metrics_dirty_hours")
             report.hours = cursor.fetchone()[0]
-        with report.phase("hour rollups and traces"):
-            recompute_hours(cursor, bounds)
-        with report.phase("trace spans"):
-            recompute_trace_spans(cursor, bounds)
-        with report.phase("review targets"):
-            resolve_review_targets(cursor, bounds)
-        with report.phase("day histograms"):
-            add_histograms(cursor, bounds)
-        with report.phase("day stats"):
-            add_day_stats(cursor, bounds)
-        with report.phase("fuse reasons"):
-            add_fuse_reasons(cursor, bounds)
-        with report.phase("escalations"):
-            add_escalations(cursor, bounds)
-        with report.phase("policy hours"):
-            refresh_policy_hours(cursor, bounds)
+        for name, part in PARTS:
+            with report.phase(name):
+                part(cursor, bounds)
         record_rolled_projects(cursor)
         cursor.execute(
             f"SELECT (SELECT COUNT(*) FROM {NODE} WHERE id > %(old_node)s AND id <= %(new_node)s), "
@@ -350,12 +337,16 @@ def recompute_hours(cursor, bounds: dict) -> None:
     cursor.execute("DROP TABLE metrics_dirty_nodes, metrics_trace_hours, metrics_run_nodes, metrics_runs")
 
 
+def mask_dimensions(columns) -> str:
+    """Every dimension column of a mask's rows: its own grouped columns, placeholders for the others."""
+    return ", ".join(f"{column if column in columns else PLACEHOLDERS[column]} AS {column}" for column in DIMENSIONS)
+
+
 def mask_rollup(mask: int) -> str:
     """The rows of one mask from metrics_trace_hours: a trace counts once per group."""
     columns = mask_columns(mask)
     key = ", ".join(["project_id", "hour", *columns])
-    dimensions = ", ".join(f"{column if column in columns else PLACEHOLDERS[column]} AS {column}"
-                           for column in DIMENSIONS)
+    dimensions = mask_dimensions(columns)
     sums = ", ".join(f"SUM({name}) AS {name}" for name in COUNTS)
     # Counts ::int (those of one trace in one hour fit): the sums over them are
     # then bigint, not numeric, several times slower to add up.
@@ -380,8 +371,7 @@ def fused_runs_sql(mask: int) -> str:
     mask's groups that had a fused node; the others keep zeros."""
     columns = mask_columns(mask)
     key = ", ".join(["project_id", "hour", *columns])
-    dimensions = ", ".join(f"{column if column in columns else PLACEHOLDERS[column]} AS {column}"
-                           for column in DIMENSIONS)
+    dimensions = mask_dimensions(columns)
     fused = FUSED.sql()
     return f"""
         SELECT project_id, hour, {mask} AS mask, {dimensions}, MAX(length) AS best,
@@ -545,3 +535,16 @@ def record_rolled_projects(cursor) -> None:
         ON CONFLICT (project_id) DO UPDATE SET threshold = EXCLUDED.threshold, rolled_at = EXCLUDED.rolled_at
         """
     )
+
+
+# The refresh's parts after the dirty hours, in order, named as RefreshReport.phases reports them.
+PARTS = (
+    ("hour rollups and traces", recompute_hours),
+    ("trace spans", recompute_trace_spans),
+    ("review targets", resolve_review_targets),
+    ("day histograms", add_histograms),
+    ("day stats", add_day_stats),
+    ("fuse reasons", add_fuse_reasons),
+    ("escalations", add_escalations),
+    ("policy hours", refresh_policy_hours),
+)

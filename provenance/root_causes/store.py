@@ -277,10 +277,10 @@ def refresh(project: Project, trace_pks) -> int:
     # A trace gone (deleted) still has its stored rows removed: it joins a chunk without nodes.
     found = {t[0] for t in traces}
     traces = sorted(traces + [(pk, None, None, None, 0) for pk in trace_pks if pk not in found])
+    most_traces = TRACES_PER_CHUNK if is_postgres() else SQLITE_TRACES_PER_CHUNK
     stored, chunk, nodes = 0, [], 0
     for trace in traces:
-        if chunk and (nodes + trace[4] > NODES_PER_CHUNK or len(chunk) == TRACES_PER_CHUNK
-                      or (not is_postgres() and len(chunk) == SQLITE_TRACES_PER_CHUNK)):
+        if chunk and (nodes + trace[4] > NODES_PER_CHUNK or len(chunk) == most_traces):
             stored += _refresh_chunk(project, chunk)
             chunk, nodes = [], 0
         chunk.append(trace)
