@@ -44,11 +44,14 @@ Run it alone on the machine. Extrapolated from a 200,000-node run on a
    tables (bench/ingest.py's baseline) which grow alongside, so each slice of
    the load (--slices, default 10) compares the API with COPY at the same
    table size. Goal: the API's rate over the last slice at least 80% of the
-   first slice's. Then the root causes the ingest marked pending are
-   refreshed (provenance.root_causes.pending, what the minutely catch-up or
-   the first reader does), timed: work the ingest no longer does itself.
+   first slice's. After each slice (not timed with the API) it does what
+   the minutely jobs would have done meanwhile: drains the root causes the
+   ingest marked pending (provenance.root_causes.pending), then refreshes
+   the rollups, each timed, so the table shows whether that work keeps up
+   with the ingest as the tables grow. (--rollups-at-end instead drains and
+   builds the rollups from nothing once, after the whole load.)
 3. Database bytes per node (the COPY twins not counted).
-4. Builds the rollups, then times every chart and metrics summary over 30 and
+4. Refreshes the rollups (built from nothing with --rollups-at-end), then times every chart and metrics summary over 30 and
    90 days (goal < 1 s each), the trace read, root cause and impact through
    the API (goal < 100 ms median, bench/trace_page.py's), the trace page's
    graph.json, one alert tick with 500 rules (bench/alerts.py's; goal < 2 s),
@@ -190,8 +193,10 @@ def ingest(args, db_url: str, key: str) -> None:
         f"ingest: {args.nodes:,} nodes over {args.days} days in batches of {BATCH}, {args.clients} clients, "
         f"manage.py serve with {args.workers} workers; {args.slices} slices"
     )
-    print(f"{'slice':>5} {'nodes':>12} {'API nodes/s':>12} {'COPY nodes/s':>13} {'API/COPY':>9} {'node+edge MB':>13}")
+    print(f"{'slice':>5} {'nodes':>12} {'API nodes/s':>12} {'COPY nodes/s':>13} {'API/COPY':>9} {'node+edge MB':>13}"
+          + ("" if args.rollups_at_end else f" {'drain s':>8} {'traces':>7} {'rollups s':>9} {'rollup nodes/s':>14}"))
     rates, api_total, copy_total, generating = [], 0.0, 0.0, 0.0
+    catch_up = {"drain": 0.0, "traces": 0, "rollups": 0.0}
     for number in range(args.slices):
         api_seconds = copy_seconds = 0.0
         first, last = number * per_slice, min(args.nodes, (number + 1) * per_slice)
@@ -214,11 +219,15 @@ def ingest(args, db_url: str, key: str) -> None:
         copy_rate = (last - first) / copy_seconds if copy_seconds else float("nan")
         rates.append(api_rate)
         api_total, copy_total = api_total + api_seconds, copy_total + copy_seconds
-        print(
-            f"{number + 1:5d} {last:12,} {api_rate:12.0f} {copy_rate:13.0f} {api_rate / copy_rate:9.2f} "
-            f"{size / 2**20:13,.0f}",
-            flush=True,
-        )
+        line = (f"{number + 1:5d} {last:12,} {api_rate:12.0f} {copy_rate:13.0f} {api_rate / copy_rate:9.2f} "
+                f"{size / 2**20:13,.0f}")
+        if not args.rollups_at_end:
+            drained, drain_s, rollup_s = run_catch_up()
+            catch_up["drain"] += drain_s
+            catch_up["traces"] += drained
+            catch_up["rollups"] += rollup_s
+            line += f" {drain_s:8.1f} {drained:7,} {rollup_s:9.1f} {(last - first) / rollup_s:14,.0f}"
+        print(line, flush=True)
     print(
         f"sustained API ingest over the whole load: {args.nodes / api_total:,.0f} nodes/s ({api_total:,.0f} s); "
         f"COPY {args.nodes / copy_total if copy_total else float('nan'):,.0f} nodes/s ({copy_total:,.0f} s); "
@@ -228,12 +237,20 @@ def ingest(args, db_url: str, key: str) -> None:
         f"ingest at the end / at the start: {rates[-1] / rates[0]:.2f} (goal >= 0.80): "
         f"{verdict(rates[-1] >= 0.8 * rates[0])}"
     )
-    from provenance.root_causes import pending
+    if args.rollups_at_end:
+        from provenance.root_causes import pending
 
-    began = time.perf_counter()
-    traces = pending.drain_all()
-    print(f"root causes the ingest marked pending, refreshed (the catch-up's drain): {traces:,} traces in "
-          f"{time.perf_counter() - began:,.1f} s")
+        began = time.perf_counter()
+        traces = pending.drain_all()
+        print(f"root causes the ingest marked pending, refreshed (the catch-up's drain): {traces:,} traces in "
+              f"{time.perf_counter() - began:,.1f} s")
+    else:
+        print(
+            f"the minutely jobs' work after each slice, in all: root-cause drain {catch_up['traces']:,} traces in "
+            f"{catch_up['drain']:,.0f} s ({catch_up['traces'] / catch_up['drain']:,.0f} traces/s); rollup refresh "
+            f"{catch_up['rollups']:,.0f} s ({args.nodes / catch_up['rollups']:,.0f} nodes/s, against the API's "
+            f"{args.nodes / api_total:,.0f})"
+        )
     copies = 0
     if not args.no_copy:
         copies = conn.execute(
@@ -253,6 +270,21 @@ def ingest(args, db_url: str, key: str) -> None:
         f"{node / args.nodes:,.0f}, edge table {edge / args.nodes:,.0f}; COPY twins of {copies / 2**30:.2f} GB "
         f"not counted)"
     )
+
+
+def run_catch_up() -> tuple[int, float, float]:
+    """What the minutely jobs do after ingest (the root-cause drain, then the
+    rollup refresh), run between slices so their cost is timed apart from the
+    API's: (traces drained, drain seconds, refresh seconds)."""
+    from metrics.rollups.refresh import refresh_rollups
+    from provenance.root_causes import pending
+
+    began = time.perf_counter()
+    traces = pending.drain_all()
+    drained = time.perf_counter()
+    report = refresh_rollups()
+    assert not report.skipped, report
+    return traces, drained - began, time.perf_counter() - drained
 
 
 def timed_ms(fn, runs: int) -> float:
@@ -276,7 +308,8 @@ def reads(args, project, key: str) -> None:
 
     began = time.perf_counter()
     report = refresh_rollups()
-    print(f"\nrollups built from nothing: {time.perf_counter() - began:,.1f} s ({report})")
+    built = "built from nothing" if args.rollups_at_end else "refreshed after the load (nothing new)"
+    print(f"\nrollups {built}: {time.perf_counter() - began:,.1f} s ({report})")
 
     print(f"\n{'chart / summary (median of ' + str(args.runs) + ')':50} {'ms':>9}  goal < 1000 ms")
     for days in (30, 90):
@@ -416,6 +449,12 @@ def main() -> None:
     parser.add_argument("--no-copy", action="store_true", help="skip the COPY baseline (half the disk)")
     parser.add_argument("--port", type=int, default=0, help="default: a free port")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument(
+        "--rollups-at-end",
+        action="store_true",
+        help="drain root causes and build the rollups once, from nothing, after the whole load (the 1M run's "
+        "method) instead of after each slice as the minutely jobs would",
+    )
     args = parser.parse_args()
     args.port = args.port or free_port()
 
