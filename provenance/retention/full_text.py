@@ -29,28 +29,33 @@ def reviewed_final_answers(project: Project) -> list[int]:
     return list(final_answer_nodes(project.pk, reviewed).values_list("pk", flat=True))
 
 
-def matters_by_itself(keep_full_below: float, final_answer_pks: list[int]) -> Q:
+def matters_by_itself(project_pk: int, keep_full_below: float, final_answer_pks: list[int]) -> Q:
     """The node itself matters (every rule but "parent of one that matters").
-    Correlated on the node's project and product id, so it can stand inside
-    a subquery over children too."""
-    reviewed = Review.objects.filter(project=OuterRef("project"), product_id=OuterRef("product_id"))
-    escalated = Escalation.objects.filter(project=OuterRef("project"), product_id=OuterRef("product_id"))
+    Written over the node's own columns only, so it can stand inside a
+    subquery over children too. The reviewed and escalated product ids are
+    uncorrelated sets, which PostgreSQL hashes once per statement: as
+    correlated EXISTS probes they were planned as a scan of every review per
+    node, because trace-level reviews (product id '') make any one product id
+    look like most of the table (a 10M-node project's retention would have
+    taken hours)."""
+    reviewed = Review.objects.filter(project_id=project_pk).exclude(product_id="").values("product_id")
+    escalated = Escalation.objects.filter(project_id=project_pk).exclude(product_id="").values("product_id")
     return (
         Q(confidence__lt=keep_full_below)
         | FUSED.q()
         | ERRORED.q()
-        | Exists(escalated)
-        | Exists(reviewed)
+        | Q(product_id__in=escalated)
+        | Q(product_id__in=reviewed)
         | Q(pk__in=final_answer_pks)
     )
 
 
-def keeps_full_text(keep_full_below: float, final_answer_pks: list[int]) -> Q:
+def keeps_full_text(project_pk: int, keep_full_below: float, final_answer_pks: list[int]) -> Q:
+    matters = matters_by_itself(project_pk, keep_full_below, final_answer_pks)
     mattering_child = Node.objects.filter(
         project=OuterRef("project"), product_id=OuterRef("child_product_id")
-    ).filter(matters_by_itself(keep_full_below, final_answer_pks))
+    ).filter(matters)
     parent_of_mattering = Edge.objects.filter(
         project=OuterRef("project"), parent_product_id=OuterRef("product_id")
     ).filter(Exists(mattering_child))
-    return matters_by_itself(keep_full_below, final_answer_pks) | Exists(parent_of_mattering)
-
+    return matters | Exists(parent_of_mattering)

@@ -49,7 +49,7 @@ class Summarizing:
         """The nodes this pass summarizes, as a queryset (counted by the preview)."""
         return (
             Node.objects.filter(project=self.project, summarized_at__isnull=True, timestamp__lt=self.cutoff)
-            .exclude(keeps_full_text(self.keep_full_below, self.final_answer_pks))
+            .exclude(keeps_full_text(self.project.pk, self.keep_full_below, self.final_answer_pks))
         )
 
     def id_ranges(self, batch: int = BATCH_NODES) -> Iterator[tuple[int, int]]:
@@ -72,6 +72,10 @@ class Summarizing:
                     # A batch lost to a crash before its WAL reached the disk is simply
                     # redone by the next run: no need to wait for the flush.
                     cursor.execute("SET LOCAL synchronous_commit = off")
+                    # The reviewed and escalated product ids are hashed once per batch
+                    # (full_text.matters_by_itself); past work_mem PostgreSQL would
+                    # rescan the whole set for every node instead.
+                    cursor.execute("SET LOCAL work_mem = '64MB'")
             batch = self.candidates().filter(pk__gte=low, pk__lte=high).values("pk")
             summarized = Node.objects.filter(pk__in=batch).update(
                 content_sha256=TextDigest("content"),

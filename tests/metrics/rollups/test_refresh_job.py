@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.management import call_command
 
 from metrics.models import HourRollup, Watermark
+from metrics.rollups.refresh import ROLLUP_MODELS
 from metrics.tasks import refresh_rollups
 from metrics.values import Filters, many_window_values
 from tests.support.events import BASE_TIME, node_event
@@ -41,3 +42,19 @@ def test_an_alert_tick_costs_a_few_queries_whatever_the_rule_count(project, inge
     with django_assert_max_num_queries(4):
         values = many_window_values(project, requests)
     assert len(values) == 300 and values[-1]["node_count"] > 0
+
+
+def test_deleting_a_project_removes_its_rollups_and_no_other_projects(project, ingest, other_api):
+    """Rollup rows carry their project without a database constraint
+    (metrics.models.derived_project_key): Django's cascade removes them."""
+    ingest(node_event("n1", seconds=1), node_event("n2", "t2", seconds=2, confidence=0.1))
+    ingest(node_event("m1", seconds=1), client=other_api)
+    refresh_rollups()
+    assert HourRollup.objects.filter(project=project).exists()
+    other = HourRollup.objects.exclude(project=project).values_list("project_id", flat=True).first()
+
+    project.delete()
+
+    left = {model.__name__: model.objects.filter(project_id=project.pk).count() for model in ROLLUP_MODELS}
+    assert left == dict.fromkeys(left, 0)
+    assert HourRollup.objects.filter(project_id=other, mask=0).get().nodes == 1
