@@ -66,6 +66,12 @@ FINDING = HealthFinding._meta.db_table
 PYTHON_LINKS = 50_000
 MAX_TRIM_ROUNDS = 32
 STREAM_BATCH = 10_000
+# Going round a cycle of two or more nodes (child to parent), the timestamps
+# cannot fall at every link: every cycle has a link whose parent is not older
+# than its child. In a sound DAG a parent comes before what consumes it, so
+# such links are rare, often absent: with none there is no cycle, and with a
+# few the search starts from them instead of trimming the whole graph.
+SEEDED_SEARCH_LIMIT = 10_000
 
 INSERT_FINDING = f"INSERT INTO {FINDING} (report_id, project_id, kind, trace_id, product_id, agent_id, step, detail) "
 
@@ -150,11 +156,21 @@ def find_round_limit_exceeded(cursor, report_pk: int, project_pk: int, max_round
 
 
 def find_cycles(cursor, report_pk: int, project_pk: int) -> None:
-    """Only a link whose parent has parents and whose child has consumers can
-    lie on a cycle. SQL trims the rest away round by round; what survives (the
-    cycles, paths between cycles, and the middle of very deep chains) is
-    streamed into Tarjan's algorithm. Self-loops are found by a plain scan."""
+    """Every cycle has a link of the rarer direction (SEEDED_SEARCH_LIMIT):
+    with none, there is no cycle; with few, only the links around them are
+    kept. Otherwise, since only a link whose parent has parents and whose
+    child has consumers can lie on a cycle, SQL trims the rest away round by
+    round. What survives (the cycles, paths between cycles, and the middle of
+    very deep chains) is streamed into Tarjan's algorithm. Self-loops are
+    found by a plain scan."""
     remaining = _create_link_table(cursor, project_pk)
+    cursor.execute("SELECT COUNT(*) FROM health_link WHERE NOT in_time_order")
+    seeds = cursor.fetchone()[0]
+    if seeds == 0:
+        cursor.execute("TRUNCATE health_link" if is_postgres() else "DELETE FROM health_link")
+        remaining = 0
+    elif seeds <= SEEDED_SEARCH_LIMIT:
+        remaining = _keep_links_near_seeds(cursor)
     for _ in range(MAX_TRIM_ROUNDS):
         if remaining <= PYTHON_LINKS:
             break
@@ -199,15 +215,22 @@ def _create_link_table(cursor, project_pk: int) -> int:
     """child → parent links between stored nodes, as node pks, self-loops left
     out; returns how many."""
     cursor.execute("DROP TABLE IF EXISTS health_link")
-    cursor.execute("CREATE TEMPORARY TABLE health_link (child BIGINT NOT NULL, parent BIGINT NOT NULL)")
+    cursor.execute("CREATE TEMPORARY TABLE health_link (child BIGINT NOT NULL, parent BIGINT NOT NULL, "
+                   "in_time_order BOOLEAN NOT NULL)")
     cursor.execute(
-        f"INSERT INTO health_link (child, parent) SELECT c.id, p.id FROM {EDGE} e "
+        f"INSERT INTO health_link (child, parent, in_time_order) SELECT c.id, p.id, p.timestamp < c.timestamp "
+        f"FROM {EDGE} e "
         f"JOIN {NODE} c ON c.project_id = e.project_id AND c.product_id = e.child_product_id "
         f"JOIN {NODE} p ON p.project_id = e.project_id AND p.product_id = e.parent_product_id "
         f"WHERE e.project_id = %s AND e.parent_product_id <> e.child_product_id",
         [project_pk],
     )
     count = cursor.rowcount
+    _prepare_link_table(cursor)
+    return count
+
+
+def _prepare_link_table(cursor) -> None:
     if is_postgres():
         # Temporary tables are never auto-analyzed; without statistics the
         # trimming deletes would be planned as nested loops.
@@ -215,7 +238,47 @@ def _create_link_table(cursor, project_pk: int) -> int:
     else:
         cursor.execute("CREATE INDEX health_link_child ON health_link (child)")
         cursor.execute("CREATE INDEX health_link_parent ON health_link (parent)")
-    return count
+
+
+def _keep_links_near_seeds(cursor) -> int:
+    """Keeps only the links between nodes that are both upstream of a seed's
+    parent and downstream of a seed's child (a seed: a link out of time
+    order). A cycle through the seed c -> p runs p -> ... -> c, so each of its
+    nodes is both; and since every cycle has a seed, every cycle is kept whole
+    (its strongly connected group too). Returns how many links are left."""
+    for column in ("child", "parent"):
+        cursor.execute(f"CREATE INDEX IF NOT EXISTS health_link_{column} ON health_link ({column})")
+    if is_postgres():
+        cursor.execute("ANALYZE health_link")
+        # Each step of the walk is a few index lookups; a hash join would
+        # read every link again at every step.
+        cursor.execute("SET LOCAL enable_hashjoin = off")
+        cursor.execute("SET LOCAL enable_mergejoin = off")
+    cursor.execute("DROP TABLE IF EXISTS health_candidate")
+    cursor.execute(
+        "CREATE TEMPORARY TABLE health_candidate AS "
+        "WITH RECURSIVE upstream(node) AS ("
+        "   SELECT parent FROM health_link WHERE NOT in_time_order"
+        "   UNION SELECT l.parent FROM health_link l JOIN upstream u ON l.child = u.node"
+        "), downstream(node) AS ("
+        "   SELECT child FROM health_link WHERE NOT in_time_order"
+        "   UNION SELECT l.child FROM health_link l JOIN downstream d ON l.parent = d.node"
+        ") SELECT node FROM upstream INTERSECT SELECT node FROM downstream"
+    )
+    if is_postgres():
+        cursor.execute("SET LOCAL enable_hashjoin = on")
+        cursor.execute("SET LOCAL enable_mergejoin = on")
+    # Copied rather than deleted from: most links go, and a delete writes each.
+    cursor.execute(
+        "CREATE TEMPORARY TABLE health_kept AS SELECT child, parent, in_time_order FROM health_link "
+        "WHERE child IN (SELECT node FROM health_candidate) AND parent IN (SELECT node FROM health_candidate)"
+    )
+    cursor.execute("DROP TABLE health_link")
+    cursor.execute("DROP TABLE health_candidate")
+    cursor.execute("ALTER TABLE health_kept RENAME TO health_link")
+    _prepare_link_table(cursor)
+    cursor.execute("SELECT COUNT(*) FROM health_link")
+    return cursor.fetchone()[0]
 
 
 def _strongly_connected_members() -> list[tuple[int, int]]:

@@ -35,5 +35,6 @@ def test_a_run_costs_a_fixed_number_of_queries_whatever_the_size(api, ingest, dj
     from tenancy.models import Project
 
     ingest(*[node_event(f"n{i}", f"t{i % 7}", parents=[f"n{i - 1}"] if i else []) for i in range(300)])
-    with django_assert_max_num_queries(30):
+    # Every link here is out of time order (one timestamp), so the cycle search takes its longest path.
+    with django_assert_max_num_queries(41):
         health.check_project(Project.objects.get(slug="acme"))
