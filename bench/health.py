@@ -73,7 +73,7 @@ def generate(project_pk: int, nodes: int) -> dict[str, int]:
     node_columns = (
         "project_id, trace_id, product_id, event_id, agent_id, step, source_type, content, raw_input, confidence, "
         "confidence_raw, confidence_scale, round, is_error, fuse_state, metrics, metadata, timestamp, received_at, "
-        "retry_of"
+        "retry_of, model"
     )
     yesterday = "now() - interval '1 day'"
 
@@ -81,13 +81,13 @@ def generate(project_pk: int, nodes: int) -> dict[str, int]:
         """The select list of one generated node; `i` numbers it (an int, or text for named extras)."""
         return (
             f"%(p)s, tr.id, {product}, 'e-' || {product}, 'agent', 'step', 'retrieval', '', '', "
-            f"random(), NULL::float8, 1.0, 1, false, {fuse}, '{{}}'::jsonb, '{{}}'::jsonb, {yesterday}, {yesterday}, ''"
+            f"random(), NULL::float8, 1.0, 1, false, {fuse}, '{{}}'::jsonb, '{{}}'::jsonb, {yesterday}, {yesterday}, '', ''"
         )
 
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {trace} (project_id, trace_id, created_at, started_at, ended_at, node_count, error_count) "
-            f"SELECT %(p)s, key, {yesterday}, {yesterday}, {yesterday}, 10, 0 FROM ("
+            f"INSERT INTO {trace} (project_id, trace_id, created_at, started_at, ended_at, node_count, error_count, "
+            f"environment) SELECT %(p)s, key, {yesterday}, {yesterday}, {yesterday}, 10, 0, 'production' FROM ("
             f"  SELECT 'bt' || t AS key FROM generate_series(0, %(traces)s - 1) t"
             f"  UNION ALL SELECT 'ring-' || t FROM generate_series(0, {RING // 10 - 1}) t"
             f"  UNION ALL SELECT 'chain-' || t FROM generate_series(0, {CHAIN // 10 - 1}) t) keys",
@@ -154,6 +154,7 @@ def generate(project_pk: int, nodes: int) -> dict[str, int]:
         "orphan": every(100, 7),
         "cycle": 3 * every(1000, 13) + every(1000, 17) + RING,
         "fused_indirect_use": every(100, 3),
+        "round_limit_exceeded": 0,  # every generated node is in round 1
     }
 
 
