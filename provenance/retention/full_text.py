@@ -29,8 +29,21 @@ def reviewed_final_answers(project: Project) -> list[int]:
     return list(final_answer_nodes(project.pk, reviewed).values_list("pk", flat=True))
 
 
-def matters_by_itself(project_pk: int, keep_full_below: float, final_answer_pks: list[int]) -> Q:
-    """The node itself matters (every rule but "parent of one that matters").
+def reviewed_answers_and_their_parents(project: Project) -> list[int]:
+    """Sorted pks of the reviewed final answers and of their direct parents:
+    the nodes that keep their full text because of a trace-level review.
+    Worked out once per pass; each batch then names only the few in its id
+    range, instead of sending (and planning) all of them every time."""
+    answers = reviewed_final_answers(project)
+    parents = Node.objects.filter(project=project, product_id__in=Edge.objects.filter(
+        project=project, child_product_id__in=Node.objects.filter(pk__in=answers).values("product_id"),
+    ).values("parent_product_id")).values_list("pk", flat=True)
+    return sorted({*answers, *parents})
+
+
+def matters_by_itself(project_pk: int, keep_full_below: float) -> Q:
+    """The node itself matters (every rule but "parent of one that matters",
+    and but the reviewed final answers: reviewed_answers_and_their_parents).
     Written over the node's own columns only, so it can stand inside a
     subquery over children too. The reviewed and escalated product ids are
     uncorrelated sets, which PostgreSQL hashes once per statement: as
@@ -46,16 +59,16 @@ def matters_by_itself(project_pk: int, keep_full_below: float, final_answer_pks:
         | ERRORED.q()
         | Q(product_id__in=escalated)
         | Q(product_id__in=reviewed)
-        | Q(pk__in=final_answer_pks)
     )
 
 
-def keeps_full_text(project_pk: int, keep_full_below: float, final_answer_pks: list[int]) -> Q:
-    matters = matters_by_itself(project_pk, keep_full_below, final_answer_pks)
+def keeps_full_text(project_pk: int, keep_full_below: float, kept_for_reviews: list[int]) -> Q:
+    """`kept_for_reviews`: reviewed_answers_and_their_parents, or the part of it a batch covers."""
+    matters = matters_by_itself(project_pk, keep_full_below)
     mattering_child = Node.objects.filter(
         project=OuterRef("project"), product_id=OuterRef("child_product_id")
     ).filter(matters)
     parent_of_mattering = Edge.objects.filter(
         project=OuterRef("project"), parent_product_id=OuterRef("product_id")
     ).filter(Exists(mattering_child))
-    return matters | Exists(parent_of_mattering)
+    return matters | Q(pk__in=kept_for_reviews) | Exists(parent_of_mattering)

@@ -47,6 +47,9 @@ CASES = {
     "fused-child": "full",
     "parent-of-plain": "summary",
     "plain-child": "summary",
+    "grandparent-of-reviewed-final": "summary",
+    "parent-of-reviewed-final": "full",
+    "reviewed-final-with-parent": "full",
 }
 
 
@@ -74,12 +77,18 @@ def tiered(api, ingest):
         node("fused-child", "t-f", confidence=0.95, parents=["parent-of-fused"], seconds=1),
         node("parent-of-plain", "t-g", confidence=0.95),
         node("plain-child", "t-g", confidence=0.95, parents=["parent-of-plain"], seconds=1),
+        node("grandparent-of-reviewed-final", "t-h", confidence=0.95),
+        node("parent-of-reviewed-final", "t-h", confidence=0.95, parents=["grandparent-of-reviewed-final"],
+             seconds=1),
+        node("reviewed-final-with-parent", "t-h", confidence=0.95, source_type="final_answer",
+             parents=["parent-of-reviewed-final"], seconds=2),
         fuse_event("fused", trace_id="t-b"),
         fuse_event("fused-child", trace_id="t-f"),
         fuse_event("downweighted", "downweight", trace_id="t-b"),
         review_event("t-c", "correct", "reviewed-correct"),
         review_event("t-c", "incorrect", "reviewed-incorrect"),
         review_event("t-d", "incorrect"),
+        review_event("t-h", "correct"),
         escalation_event("escalated", "t-c"),
     )
     assert api.patch("/api/v1/project", {"retention": {"full_content_days": 7, "keep_full_below": 0.8}},

@@ -22,7 +22,7 @@ def test_reviewed_and_escalated_ids_are_hashed_once_per_batch_not_probed_per_nod
         ingest(*[review_event(f"t{i}", "correct") for i in range(start, start + 200)])
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE provenance_review, provenance_escalation, provenance_node, provenance_edge")
-    batch = Summarizing.of(project, BASE_TIME + timedelta(days=1), 0.8).candidates().filter(pk__gte=0, pk__lte=5000)
+    batch = Summarizing.of(project, BASE_TIME + timedelta(days=1), 0.8).candidates(0, 5000)
     sql, params = batch.values("pk").query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN " + sql, params)
