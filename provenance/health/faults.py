@@ -1,8 +1,11 @@
 """Finds the faults of one project's provenance DAG and writes them as findings.
 
-Each kind is one `INSERT … SELECT` that PostgreSQL runs as hash (anti-)joins,
-so nothing is loaded into Python except what cycle detection cannot leave to
-SQL: the links that survive trimming (see `find_cycles`).
+Each kind is one `INSERT … SELECT` that PostgreSQL runs as hash (anti-)joins
+over two temporary tables made once per run: the columns of the project's
+nodes the checks read (`health_node`), and the links between stored nodes
+(`health_link`, read by fused use and cycles). Nothing is loaded into Python
+except what cycle detection cannot leave to SQL: the links that survive its
+search (see `find_cycles`).
 
 What counts, where the contract leaves room:
 
