@@ -42,8 +42,8 @@ def reviewed_answers_and_their_parents(project: Project) -> list[int]:
 
 
 def matters_by_itself(project_pk: int, keep_full_below: float) -> Q:
-    """The node itself matters (every rule but "parent of one that matters",
-    and but the reviewed final answers: reviewed_answers_and_their_parents).
+    """The node itself matters, by every rule but two: "parent of one that
+    matters", and "a reviewed final answer" (both are in keeps_full_text).
     Written over the node's own columns only, so it can stand inside a
     subquery over children too. The reviewed and escalated product ids are
     uncorrelated sets, which PostgreSQL hashes once per statement: as
