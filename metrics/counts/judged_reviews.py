@@ -59,23 +59,33 @@ def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Fil
     with one_snapshot(), reading_connection().cursor() as cursor:
         # One statement: targets the refresh resolved (with the node's figures)
         # where nothing changed since, the rest resolved here; then the newest
-        # review per judged node.
+        # review per judged node. Linear however far the refresh lags: the
+        # traces with new nodes are a hash join (a NOT IN over a set too large
+        # to hash is a scan of it per review), a new node with a review's product
+        # one probe of the unique index, and the judged node of an unsettled
+        # review is looked up by its id once that id is known (joined on the
+        # expression itself, the planner hashed the whole node table).
         cursor.execute(
             f"""
-            WITH fresh AS (SELECT trace_id, product_id FROM {NODE} WHERE project_id = %s AND id > %s),
-            reviews AS (
-                SELECT r.*, t.review_id IS NOT NULL AND r.pk <= %s
-                            AND r.trace_id NOT IN (SELECT trace_id FROM fresh)
-                            AND (r.product_id = '' OR r.product_id NOT IN (SELECT product_id FROM fresh)) AS settled,
+            WITH fresh_traces AS (SELECT DISTINCT trace_id FROM {NODE} WHERE project_id = %s AND id > %s),
+            reviews AS MATERIALIZED (
+                SELECT r.*, t.review_id IS NOT NULL AND r.pk <= %s AND ft.trace_id IS NULL
+                            AND (r.product_id = '' OR NOT EXISTS (
+                                SELECT 1 FROM {NODE} p WHERE p.project_id = r.project_id
+                                AND p.product_id = r.product_id AND p.id > %s)) AS settled,
                        t.node_pk, {", ".join(f"t.{c}" for c in figures.split(", "))}
                 FROM ({sql}) AS r LEFT JOIN {TARGET} t ON t.project_id = r.project_id AND t.review_id = r.pk
+                LEFT JOIN fresh_traces ft ON ft.trace_id = r.trace_id
+            ),
+            unsettled AS MATERIALIZED (
+                SELECT r.timestamp, r.pk, r.verdict, r.project_id, ({resolved_here}) AS target
+                FROM reviews r WHERE NOT r.settled
             ),
             mapped AS (
                 SELECT timestamp, pk, verdict, node_pk AS target, {figures} FROM reviews WHERE settled
                 UNION ALL
-                SELECT r.timestamp, r.pk, r.verdict, n.id, {", ".join(f"n.{c}" for c in figures.split(", "))}
-                FROM reviews r LEFT JOIN {NODE} n ON n.project_id = r.project_id AND n.id = ({resolved_here})
-                WHERE NOT r.settled
+                SELECT u.timestamp, u.pk, u.verdict, n.id, {", ".join(f"n.{c}" for c in figures.split(", "))}
+                FROM unsettled u LEFT JOIN {NODE} n ON n.project_id = u.project_id AND n.id = u.target
             )
             SELECT target, verdict, {figures} FROM (
                 SELECT *, ROW_NUMBER() OVER (PARTITION BY target ORDER BY timestamp DESC, pk DESC) AS newest
@@ -83,7 +93,7 @@ def judged_nodes(project, start: datetime, end: datetime, filters: Filters = Fil
             ) AS m
             WHERE newest = 1 OR target IS NULL
             """,
-            [project.pk, node_mark, review_mark, *params],
+            [project.pk, node_mark, review_mark, node_mark, *params],
         )
         rows = cursor.fetchall()
     wanted = [(DIMENSIONS.index(column), value) for column, value in filters.dimensions.items()]
