@@ -32,6 +32,7 @@
 """
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 
 from core.numbers import is_finite_number
@@ -50,67 +51,98 @@ class Judged:
     agent_id: str = ""
 
 
+def by_value(pairs) -> list[tuple[float, int, int]]:
+    """(value, correct, incorrect) per distinct value, ascending, of
+    (value, correct) pairs. Every figure below is a sum over these: a
+    window's reviews repeat few confidences, so the per-review work is one
+    count (in C) and the rest runs once per distinct value."""
+    merged: dict = {}
+    for (value, correct), n in Counter(pairs).items():
+        row = merged.setdefault(value, [0, 0])
+        row[0 if correct else 1] += n
+    return sorted((value, ok, bad) for value, (ok, bad) in merged.items())
+
+
+def confidences(judged: list[Judged]) -> list[tuple[float, int, int]]:
+    return by_value((j.confidence, j.correct) for j in judged)
+
+
 def reliability(judged: list[Judged]) -> list[dict]:
-    bins = [[] for _ in range(BINS)]
-    for item in judged:
-        bins[min(int(item.confidence * BINS), BINS - 1)].append(item)
+    return _reliability(confidences(judged))
+
+
+def _reliability(rows: list[tuple[float, int, int]]) -> list[dict]:
+    counts, sums, rights = [0] * BINS, [0.0] * BINS, [0] * BINS
+    for value, ok, bad in rows:
+        i = min(int(value * BINS), BINS - 1)
+        counts[i] += ok + bad
+        sums[i] += value * (ok + bad)
+        rights[i] += ok
     return [
         {
             "from": i / BINS,
             "to": (i + 1) / BINS,
-            "count": len(items),
-            "mean_confidence": sum(j.confidence for j in items) / len(items) if items else None,
-            "accuracy": sum(j.correct for j in items) / len(items) if items else None,
+            "count": counts[i],
+            "mean_confidence": sums[i] / counts[i] if counts[i] else None,
+            "accuracy": rights[i] / counts[i] if counts[i] else None,
         }
-        for i, items in enumerate(bins)
+        for i in range(BINS)
     ]
 
 
 def expected_calibration_error(judged: list[Judged], bins: list[dict] | None = None) -> float | None:
     if not judged:
         return None
-    return sum(
-        b["count"] / len(judged) * abs(b["accuracy"] - b["mean_confidence"])
-        for b in (bins or reliability(judged)) if b["count"]
-    )
+    return _ece(bins or reliability(judged), len(judged))
+
+
+def _ece(bins: list[dict], total: int) -> float:
+    return sum(b["count"] / total * abs(b["accuracy"] - b["mean_confidence"]) for b in bins if b["count"])
 
 
 def brier(judged: list[Judged]) -> float | None:
-    if not judged:
+    return _brier(confidences(judged))
+
+
+def _brier(rows: list[tuple[float, int, int]]) -> float | None:
+    total = sum(ok + bad for _, ok, bad in rows)
+    if not total:
         return None
-    return sum((j.confidence - j.correct) ** 2 for j in judged) / len(judged)
+    return sum(ok * (value - 1) ** 2 + bad * value ** 2 for value, ok, bad in rows) / total
 
 
 def roc(judged: list[Judged]) -> dict:
-    """The exact curve over every distinct confidence; `points` keeps one
-    point per 0.01 of threshold (and the best one) so the chart stays small."""
-    incorrect = sum(not j.correct for j in judged)
-    correct = len(judged) - incorrect
+    return _roc(confidences(judged))
+
+
+def _roc(rows: list[tuple[float, int, int]]) -> dict:
+    """The exact curve over every distinct value of `by_value`'s rows;
+    `points` keeps one point per 0.01 of threshold (and the best one) so the
+    chart stays small."""
+    correct = sum(row[1] for row in rows)
+    incorrect = sum(row[2] for row in rows)
     if not incorrect or not correct:
         return {"points": [], "auc": None, "best": None}
-    ordered = sorted((j.confidence, j.correct) for j in judged)
-    total = len(ordered)
-    caught = alarms = i = 0
+    total, last = correct + incorrect, len(rows) - 1
+    caught = alarms = flagged = 0
     auc = previous_tpr = previous_fpr = 0.0
     best = point(0.0, 0.0, 0.0, 0.0)
     points, shown, best_j = [best], 0.0, 0.0
-    while i < total:
-        value = ordered[i][0]
-        while i < total and ordered[i][0] == value:
-            alarms += ordered[i][1]
-            caught += not ordered[i][1]
-            i += 1
+    for k, (value, ok, bad) in enumerate(rows):
+        alarms += ok
+        caught += bad
+        flagged += ok + bad
         # t just above `value`: everything at or below it is flagged.
-        threshold = ordered[i][0] if i < total else value + 1e-9
+        threshold = rows[k + 1][0] if k < last else value + 1e-9
         tpr, fpr = caught / incorrect, alarms / correct
         auc += (fpr - previous_fpr) * (tpr + previous_tpr) / 2
         previous_tpr, previous_fpr = tpr, fpr
-        # Points are built only when kept: there is one candidate per distinct confidence.
+        # Points are built only when kept: there is one candidate per distinct value.
         j = round(tpr - fpr, 12)
         if j > best_j:
-            best_j, best = j, point(threshold, tpr, fpr, i / total)
-        if threshold >= shown + 0.01 or i == total:
-            points.append(point(threshold, tpr, fpr, i / total))
+            best_j, best = j, point(threshold, tpr, fpr, flagged / total)
+        if threshold >= shown + 0.01 or k == last:
+            points.append(point(threshold, tpr, fpr, flagged / total))
             shown = threshold
     if best not in points:
         points = sorted([*points, best], key=lambda p: p["review_load"])
@@ -140,39 +172,55 @@ def correlations(judged: list[Judged]) -> list[dict]:
     wrong = [float(not j.correct) for j in judged]
     found = [{"name": "uncertainty (1 − confidence)", "count": len(judged),
               "correlation": pearson([1 - j.confidence for j in judged], wrong)}]
-    names = sorted({name for j in judged for name, value in j.metrics.items() if is_finite_number(value)})
-    for name in names:
-        pairs = [(float(j.metrics[name]), float(not j.correct)) for j in judged if is_finite_number(j.metrics.get(name))]
-        found.append({"name": name, "count": len(pairs),
-                      "correlation": pearson([p[0] for p in pairs], [p[1] for p in pairs])})
+    columns = metric_columns(judged)
+    for name in sorted(columns):
+        values, wrongs = columns[name]
+        found.append({"name": name, "count": len(values), "correlation": pearson(values, wrongs)})
     return found
+
+
+def metric_columns(judged: list[Judged]) -> dict[str, tuple[list[float], list[float]]]:
+    """{metric: (its finite values, 1.0 where that answer was incorrect else 0.0)}, in one pass."""
+    columns: dict[str, tuple[list[float], list[float]]] = {}
+    for j in judged:
+        for name, value in j.metrics.items():
+            if is_finite_number(value):
+                if name not in columns:
+                    columns[name] = ([], [])
+                values, wrongs = columns[name]
+                values.append(float(value))
+                wrongs.append(0.0 if j.correct else 1.0)
+    return columns
 
 
 def by_agent(judged: list[Judged], whole: dict | None = None) -> list[dict]:
     """One row per agent, the worst calibrated first. `whole`: the ROC and
     calibration error of all of `judged` (summary's), the figures of an agent
     that holds every answer, not computed twice."""
-    groups: dict[str, list[Judged]] = {}
-    for item in judged:
-        groups.setdefault(item.agent_id, []).append(item)
+    groups: dict[str, list] = {}
+    for (agent_id, value, correct), n in Counter((j.agent_id, j.confidence, j.correct) for j in judged).items():
+        groups.setdefault(agent_id, []).append(((value, correct), n))
     rows = []
-    for agent_id, items in groups.items():
-        mean_confidence = sum(j.confidence for j in items) / len(items)
-        accuracy = sum(j.correct for j in items) / len(items)
-        everything = whole is not None and len(items) == len(judged)
-        auc = whole["roc"]["auc"] if everything else roc(items)["auc"]
+    for agent_id, counted in groups.items():
+        values = by_value(Counter(dict(counted)))
+        count = sum(ok + bad for _, ok, bad in values)
+        incorrect = sum(bad for _, _, bad in values)
+        mean_confidence = sum(value * (ok + bad) for value, ok, bad in values) / count
+        accuracy = (count - incorrect) / count
+        everything = whole is not None and count == len(judged)
+        auc = whole["roc"]["auc"] if everything else _roc(values)["auc"]
         rows.append({
             "agent_id": agent_id,
-            "count": len(items),
-            "incorrect": sum(not j.correct for j in items),
+            "count": count,
+            "incorrect": incorrect,
             "mean_confidence": mean_confidence,
             "accuracy": accuracy,
             "overconfidence": mean_confidence - accuracy,
-            "ece": whole["ece"] if everything else expected_calibration_error(items),
+            "ece": whole["ece"] if everything else _ece(_reliability(values), count),
             "auc": auc,
-            "badly_calibrated": len(items) >= MIN_AGENT_REVIEWS and (
+            "badly_calibrated": count >= MIN_AGENT_REVIEWS and (
                 (auc is not None and auc < UNINFORMATIVE_AUC) or mean_confidence - accuracy >= OVERCONFIDENT),
-            "enough_reviews": len(items) >= MIN_AGENT_REVIEWS,
+            "enough_reviews": count >= MIN_AGENT_REVIEWS,
         })
     # Flagged first, then the agents whose confidence ranks their mistakes worst.
     return sorted(rows, key=lambda r: (not r["badly_calibrated"], not r["enough_reviews"],
@@ -180,14 +228,15 @@ def by_agent(judged: list[Judged], whole: dict | None = None) -> list[dict]:
 
 
 def summary(judged: list[Judged]) -> dict:
-    bins = reliability(judged)
+    rows = confidences(judged)
+    bins = _reliability(rows)
     found = {
         "count": len(judged),
-        "incorrect": sum(not j.correct for j in judged),
+        "incorrect": sum(bad for _, _, bad in rows),
         "reliability": bins,
-        "ece": expected_calibration_error(judged, bins),
-        "brier": brier(judged),
-        "roc": roc(judged),
+        "ece": _ece(bins, len(judged)) if judged else None,
+        "brier": _brier(rows),
+        "roc": _roc(rows),
         "correlations": correlations(judged),
     }
     return {**found, "by_agent": by_agent(judged, found)}
@@ -207,11 +256,12 @@ def signal_rocs(judged: list[Judged], confidence_roc: dict | None = None) -> lis
     negation is ranked. Signals without both verdicts are left out."""
     found = [{"signal": "confidence", "count": len(judged), **_curve(confidence_roc or roc(judged))}]
     for name, higher_is_surer in SIGNALS:
-        scored = [Judged(float(j.metrics[name]) * (1 if higher_is_surer else -1), j.correct)
-                  for j in judged if is_finite_number(j.metrics.get(name))]
-        curve = roc(scored)
+        sign = 1 if higher_is_surer else -1
+        scored = by_value((float(j.metrics[name]) * sign, j.correct)
+                          for j in judged if is_finite_number(j.metrics.get(name)))
+        curve = _roc(scored)
         if curve["auc"] is not None:
-            found.append({"signal": name, "count": len(scored), **_curve(curve)})
+            found.append({"signal": name, "count": sum(ok + bad for _, ok, bad in scored), **_curve(curve)})
     return found
 
 

@@ -128,3 +128,35 @@ def test_an_agent_whose_confidence_says_nothing_is_flagged_and_an_underconfident
         ("extractor", True, True), ("responder", False, True), ("rare", False, False)]
     assert math.isclose(rows[0]["overconfidence"], 0.3) and rows[0]["auc"] == 0.5
     assert rows[1]["auc"] == 1.0 and rows[1]["overconfidence"] < 0
+
+
+def test_figures_counted_by_distinct_value_equal_those_recomputed_review_by_review():
+    # Few distinct confidences, as a window's reviews have: the figures are
+    # summed per distinct value, and must equal the per-review definitions.
+    import random
+
+    rng = random.Random(7)
+    judged = [Judged(round(rng.random(), 1), rng.random() < 0.7, {"semantic_entropy": round(rng.random(), 2)},
+                     rng.choice("ab")) for _ in range(400)]
+    found = calibration.summary(judged)
+    assert math.isclose(found["brier"], sum((j.confidence - j.correct) ** 2 for j in judged) / len(judged))
+    for b in found["reliability"]:
+        inside = [j for j in judged if b["from"] <= j.confidence < b["to"] or (b["to"] == 1 and j.confidence == 1)]
+        assert b["count"] == len(inside)
+        if inside:
+            assert math.isclose(b["accuracy"], sum(j.correct for j in inside) / len(inside))
+
+    def mann_whitney(items):
+        # P(an incorrect answer is less confident than a correct one), ties counting half: the ROC's area.
+        wrong = [j.confidence for j in items if not j.correct]
+        right = [j.confidence for j in items if j.correct]
+        return sum((w < r) + (w == r) / 2 for w in wrong for r in right) / (len(wrong) * len(right))
+
+    assert math.isclose(found["roc"]["auc"], mann_whitney(judged))
+    for row in found["by_agent"]:
+        mine = [j for j in judged if j.agent_id == row["agent_id"]]
+        assert (row["count"], row["incorrect"]) == (len(mine), sum(not j.correct for j in mine))
+        assert math.isclose(row["auc"], mann_whitney(mine))
+    entropy = next(s for s in calibration.signal_rocs(judged) if s["signal"] == "semantic_entropy")
+    assert math.isclose(entropy["auc"], mann_whitney(
+        [Judged(-j.metrics["semantic_entropy"], j.correct) for j in judged]))
