@@ -13,6 +13,7 @@ same version.
 """
 
 from metrics.models import PolicyHour, PolicyItemHour
+from metrics.rollups.hour_ranges import in_hours_sql
 from metrics.rollups.schema import (
     DIMENSIONS,
     ESCALATION,
@@ -57,18 +58,20 @@ def refresh_policy_hours(cursor, bounds: dict) -> None:
         f"AND r.mask = ANY(%s) AND r.hour = d.hour",
         [list(MASKS)],
     )
+    # The decisions of those hours: found by ranges, matched to their hour by equality (metrics.rollups.hour_ranges).
+    in_policy_hours, params = in_hours_sql(cursor, "metrics_policy_hours", "f", "policy")
     cursor.execute(
         f"""
         CREATE TEMP TABLE metrics_policy_fuses ON COMMIT DROP AS
         SELECT f.project_id, d.hour, f.policy_version, f.trace_id AS trace_key, f.product_id,
             {BLOCKING_DECISION.sql('f')} AS blocked, n.id IS NOT NULL AS known, COALESCE(n.agent_id, '') AS agent_id,
             COALESCE(n.step, '') AS step, COALESCE(n.source_type, '') AS source_type, n.round
-        FROM metrics_policy_hours d
-        JOIN {FUSE} f ON f.project_id = d.project_id AND f.timestamp >= d.hour AND f.timestamp < d.hour + interval '1 hour'
+        FROM {FUSE} f
+        JOIN metrics_policy_hours d ON d.project_id = f.project_id AND d.hour = date_trunc('hour', f.timestamp, 'UTC')
         LEFT JOIN {NODE} n ON n.project_id = f.project_id AND n.product_id = f.product_id AND n.id <= %(new_node)s
-        WHERE f.id <= %(new_fuse)s AND {production_key_sql("f.project_id", "f.trace_id")}
+        WHERE {in_policy_hours} AND f.id <= %(new_fuse)s AND {production_key_sql("f.project_id", "f.trace_id")}
         """,
-        bounds,
+        {**bounds, **params},
     )
     outcome_join, outcome_columns = trace_outcome_sql(
         "t", "AND r.id <= %(new_review)s", "AND e.id <= %(new_escalation)s")

@@ -44,6 +44,7 @@ from metrics.models import (
     Watermark,
 )
 from metrics.rollups.day_stats import add_day_stats
+from metrics.rollups.hour_ranges import in_hours_sql
 from metrics.rollups.policy import refresh_policy_hours
 from metrics.rollups.schema import (
     AGENT_MASKS,
@@ -254,10 +255,10 @@ def mark_dirty_hours(cursor, bounds: dict) -> int:
 DIRTY_NODES = f"""
     SELECT n.project_id, d.hour, n.trace_id, n.agent_id, n.step, n.source_type, n.round, n.confidence,
            n.fuse_state, n.is_error, n.retry_of, n.timestamp, n.id, p.high_uncertainty_threshold AS threshold
-    FROM metrics_dirty_hours d
-    JOIN {NODE} n ON n.project_id = d.project_id AND n.timestamp >= d.hour AND n.timestamp < d.hour + interval '1 hour'
+    FROM {NODE} n
+    JOIN metrics_dirty_hours d ON d.project_id = n.project_id AND d.hour = date_trunc('hour', n.timestamp, 'UTC')
     JOIN {PROJECT} p ON p.id = n.project_id
-    WHERE n.id <= %(new_node)s AND {PRODUCTION_NODE}
+    WHERE {{in_dirty_hours}} AND n.id <= %(new_node)s AND {PRODUCTION_NODE}
 """
 
 
@@ -272,7 +273,9 @@ def recompute_hours(cursor, bounds: dict) -> None:
     cursor.execute(
         f"DELETE FROM {HOUR_TRACE} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id AND r.hour = d.hour"
     )
-    cursor.execute(f"CREATE TEMP TABLE metrics_dirty_nodes ON COMMIT DROP AS {DIRTY_NODES}", bounds)
+    in_dirty_hours, params = in_hours_sql(cursor, "metrics_dirty_hours", "n", "dirty")
+    cursor.execute(f"CREATE TEMP TABLE metrics_dirty_nodes ON COMMIT DROP AS "
+                   f"{DIRTY_NODES.format(in_dirty_hours=in_dirty_hours)}", {**bounds, **params})
     cursor.execute("ANALYZE metrics_dirty_nodes")
     # Per (hour, trace, dimensions) first: every mask then needs only hash aggregates, no distinct sorts.
     cursor.execute(

@@ -190,3 +190,22 @@ def test_a_project_without_nodes_answers_empty(project):
     refresh_rollups()
     question = Question(BASE_TIME, BASE_TIME + timedelta(days=1), Filters(), "hour", "agent_id")
     assert answer(project, [question]) == [(question, {})]
+
+
+def test_a_refresh_of_many_scattered_hours_equals_the_raw_scan(project, ingest):
+    """New nodes in every other hour of three days: more runs of dirty hours
+    than a refresh reads as separate ranges, so some ranges span clean hours
+    whose nodes must not be counted twice."""
+    from metrics.rollups.hour_ranges import MAX_RANGES
+
+    hours = range(0, 72, 2)
+    assert len(hours) > MAX_RANGES
+    ingest(*[node_event(f"a{h}", f"t{h}", seconds=h * 3600 + 60, confidence=0.9) for h in range(72)])
+    refresh_rollups()
+    ingest(*[node_event(f"b{h}", f"t{h}", seconds=h * 3600 + 120, confidence=0.2, parents=[f"a{h}"]) for h in hours])
+    refresh_rollups()
+    end = BASE_TIME + timedelta(hours=72)
+    assert_same_as_raw(project, [Question(BASE_TIME, end, Filters(), "hour"),
+                                 Question(BASE_TIME, end, Filters(), "", "agent_id")])
+    found = dict(answer(project, [Question(BASE_TIME, end, Filters())]))
+    assert next(iter(next(iter(found.values())).values())).nodes == 72 + len(hours)
