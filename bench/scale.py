@@ -9,26 +9,14 @@ The full size is the default (10,000,000 nodes):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/x nohup .venv/bin/python bench/scale.py > scale.log 2>&1 &
 
-Run it alone on the machine. Extrapolated from a 200,000-node run on a
-2-core machine (2026-12-04; it was stopped before the alert tick):
-- ingest through the API: the first slice ran at ~7,600 nodes/s and the last
-  at ~1,700, and the time per node grew about linearly with the table (+2.5 us
-  per node per 1,000 nodes stored). If that holds, 10M takes ~35 hours and
-  its last slice runs at ~40 nodes/s; were the rate flat it would be ~25 min.
-  Since the ingest leaves root causes pending (2026-12-06, load 4-5), the
-  200,000-node ingest phase ran flat (5,291 -> 6,845 nodes/s, first to last
-  50,000) and draining its marks took 103 s (~10 ms per trace, on tables
-  never analyzed: this server runs with autovacuum off).
-  The COPY baseline (~28,000 nodes/s, flat) adds ~6 min, generating the
-  events ~11 min.
-- rollups built from nothing: 140 s at 200,000, so ~2 h at 10M if linear;
-  then the reads, the alert tick, the health check, pg_dump/pg_restore and
-  the retention job (each timed and reported; their 10M cost is unmeasured).
-- disk: the database was 1,539 bytes per node (~15 GB at 10M) and the COPY
-  twins 1,235 (~12 GB, dropped after the ingest), so ~30 GB at the ingest's
-  peak plus WAL; later the dump and its restored copy (~15 GB more). Have
-  ~50 GB free. `--no-copy` skips the baseline and the twins' ~12 GB;
-  `--keep` keeps the scratch database (~15 GB) afterwards.
+Run it alone on the machine. At 10M on a quiet 2-core machine (2026-12-07)
+it took 52.6 minutes: the ingest 448 s, generating the events 398 s, the COPY
+baseline 215 s, the drain and rollup refresh after each slice ~22 min, then
+the reads, tick, health check, dump and restore and retention ~11 min.
+Disk: the database reached 17.7 GB and the COPY twins 12.1 GB (dropped after
+the ingest), and the restored copy is as large again as the database, so have
+~50 GB free. `--no-copy` skips the baseline and the twins; `--keep` keeps the
+scratch database afterwards. docs/scaling.md has the figures.
 
 1. Starts `manage.py serve --workers 2` on a scratch database of its own
    (`denoise_bench_scale_<pid>_<random>`, dropped at the end unless --keep)
