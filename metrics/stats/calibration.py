@@ -56,8 +56,13 @@ def by_value(pairs) -> list[tuple[float, int, int]]:
     (value, correct) pairs. Every figure below is a sum over these: a
     window's reviews repeat few confidences, so the per-review work is one
     count (in C) and the rest runs once per distinct value."""
+    return _by_value(Counter(pairs).items())
+
+
+def _by_value(counted) -> list[tuple[float, int, int]]:
+    """`by_value` of ((value, correct), how many) items already counted."""
     merged: dict = {}
-    for (value, correct), n in Counter(pairs).items():
+    for (value, correct), n in counted:
         row = merged.setdefault(value, [0, 0])
         row[0 if correct else 1] += n
     return sorted((value, ok, bad) for value, (ok, bad) in merged.items())
@@ -202,7 +207,7 @@ def by_agent(judged: list[Judged], whole: dict | None = None) -> list[dict]:
         groups.setdefault(agent_id, []).append(((value, correct), n))
     rows = []
     for agent_id, counted in groups.items():
-        values = by_value(Counter(dict(counted)))
+        values = _by_value(counted)
         count = sum(ok + bad for _, ok, bad in values)
         incorrect = sum(bad for _, _, bad in values)
         mean_confidence = sum(value * (ok + bad) for value, ok, bad in values) / count
@@ -234,7 +239,7 @@ def summary(judged: list[Judged]) -> dict:
         "count": len(judged),
         "incorrect": sum(bad for _, _, bad in rows),
         "reliability": bins,
-        "ece": _ece(bins, len(judged)) if judged else None,
+        "ece": expected_calibration_error(judged, bins),
         "brier": _brier(rows),
         "roc": _roc(rows),
         "correlations": correlations(judged),

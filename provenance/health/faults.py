@@ -164,8 +164,9 @@ def find_round_limit_exceeded(cursor, report_pk: int, project_pk: int, max_round
 
 def find_cycles(cursor, report_pk: int, project_pk: int, remaining: int) -> None:
     """Every cycle has a link out of time order (SEEDED_SEARCH_LIMIT): with
-    none, there is no cycle; with few, only the links around them are kept. Otherwise, since only a link whose parent has parents and whose
-    child has consumers can lie on a cycle, SQL trims the rest away round by
+    none, there is no cycle; with few, only the links around them are kept.
+    Otherwise, since only a link whose parent has parents and whose child
+    has consumers can lie on a cycle, SQL trims the rest away round by
     round. What survives (the cycles, paths between cycles, and the middle of
     very deep chains) is streamed into Tarjan's algorithm. Self-loops are
     found by a plain scan. Works on the link table (_create_link_table) of
