@@ -1,6 +1,8 @@
 """The rows of a batch of questions that no rollup covers, fetched once: the
-recent ones (hours touched since the last refresh, the current hour) and the
-partial hours at a window's start.
+recent intervals (partial hours at a window's ends, hours whose rolled nodes
+changed since the last refresh) whole, and of the fresh parts (hours the
+rollups hold up to the watermark) only the nodes past it
+(metrics.windows.rollup_part).
 
 Each row carries the rules of provenance.vocabulary as flags computed by the query,
 so this module only adds them up. For questions not split by a dimension,
@@ -141,17 +143,21 @@ class RecentRows:
         self._sequences: dict[str, AgentSequence] = {}
 
     @classmethod
-    def fetch(cls, project, intervals: list[tuple]) -> "RecentRows":
+    def fetch(cls, project, intervals: list[tuple], past_mark: int | None = None) -> "RecentRows":
+        """The rows in `intervals`; with `past_mark`, only those with a greater id
+        (the fresh parts' rows, kept apart: another question may read the same
+        interval whole)."""
         merged = merge(intervals)
         if not merged:
             return cls([])
         ranges, range_params = intervals_sql("timestamp", merged)
+        newer, newer_params = (" AND id > %s", [past_mark]) if past_mark is not None else ("", [])
         # Only production rows: the rollups they are stitched to hold production only.
         production, production_params = in_environment_sql("trace_id", DEFAULT_ENVIRONMENT, project.pk)
         with reading_connection().cursor() as cursor:
             cursor.execute(
-                select_sql(f"project_id = %s AND {ranges} AND {production}") + " ORDER BY timestamp, id",
-                [project.high_uncertainty_threshold, project.pk, *range_params, *production_params],
+                select_sql(f"project_id = %s{newer} AND {ranges} AND {production}") + " ORDER BY timestamp, id",
+                [project.high_uncertainty_threshold, project.pk, *newer_params, *range_params, *production_params],
             )
             return cls(cursor.fetchall())
 
@@ -203,15 +209,23 @@ class RecentRows:
         return self._by_value[column]
 
 
-def add_split_by(question, pieces, recent: RecentRows, groups, with_runs: bool) -> None:
+def parts(piece, recent: RecentRows, fresh: RecentRows, with_runs: bool):
+    """The piece's intervals, the rows each is read from, and whether their
+    fused runs are added here (a fresh part's are stitched to its rollup's by
+    metrics.windows.fresh_runs)."""
+    return ([(start, end, recent, with_runs) for start, end in piece.recent]
+            + [(start, end, fresh, False) for start, end in piece.fresh])
+
+
+def add_split_by(question, pieces, recent: RecentRows, fresh: RecentRows, groups) -> None:
     """Questions split by a dimension: one pass over their recent rows."""
     wanted = [(DIMENSION_INDEX[column], value) for column, value in question.filters.dimensions.items()]
     by = DIMENSION_INDEX[question.by]
     flags = list(FLAG_INDEX.items())
     for piece in pieces:
-        for start, end in piece.recent:
+        for start, end, rows, with_runs in parts(piece, recent, fresh, question.needs_runs):
             sequences = defaultdict(list)
-            for row in recent.between(start, end):
+            for row in rows.between(start, end):
                 if not all(matches(row[index], value) for index, value in wanted):
                     continue
                 key = (piece.key, row[by])
@@ -236,11 +250,11 @@ def add_split_by(question, pieces, recent: RecentRows, groups, with_runs: bool) 
                 groups[key].runs[agent].append((start, run))
 
 
-def add(question, pieces, recent: RecentRows, groups) -> None:
+def add(question, pieces, recent: RecentRows, fresh: RecentRows, groups) -> None:
+    """Folds the recent intervals' rows and the fresh parts' newer rows into `groups`."""
     if question.by:
-        add_split_by(question, pieces, recent, groups, question.needs_runs)
+        add_split_by(question, pieces, recent, fresh, groups)
         return
-    view = recent.view(question.filters.dimensions)
     for piece in pieces:
-        for start, end in piece.recent:
-            view.add(groups[(piece.key, None)], start, end, question.needs_runs)
+        for start, end, rows, with_runs in parts(piece, recent, fresh, question.needs_runs):
+            rows.view(question.filters.dimensions).add(groups[(piece.key, None)], start, end, with_runs)

@@ -2,13 +2,28 @@
 (Coverage, cut) and their sums, distinct-trace corrections and fused runs.
 
 A question's window is cut into buckets (its series step) and each bucket
-into "rolled" hours (whole hours inside it that no node or fuse decision has
-touched since the last refresh) and "recent" intervals (partial hours at the
-ends, hours touched since), which metrics.windows.recent_rows answers.
+into "rolled" hours, "fresh" parts and "recent" intervals:
+
+- a rolled hour is a whole hour inside the bucket that no node or fuse
+  decision has touched since the last refresh: its rollup is all of it;
+- a fresh part is an hour, or the start of one holding all of that hour's
+  rolled nodes (the hour a window ending now is in), that only new nodes
+  touched: its rollup holds exactly its nodes up to the watermark (the
+  refresh reads nodes by id up to it), so the rollup is read as a rolled
+  hour and the part's nodes past the watermark are read as recent rows;
+- a recent interval (the other partial hours at the ends, hours whose old
+  nodes changed since: a fuse decision arrived about them) is read whole
+  from the raw rows by metrics.windows.recent_rows.
+
+Under steady ingest the hour a window ends in is always touched: read whole,
+it would cost every Overview and alert tick all of that hour's nodes; fresh,
+only those since the last refresh.
+
 Distinct traces do not add up: hourly counts are summed, traces seen in
 several rolled hours are subtracted once per extra hour
-(metrics.models.TraceSpan), and a trace seen in a recent interval is added
-unless it also appears in a rolled hour (traces_also_rolled).
+(metrics.models.TraceSpan), and a trace seen in recent rows is added unless
+it also has a rolled node (traces_also_rolled). Fused runs of fresh parts are
+stitched by metrics.windows.fresh_runs.
 """
 
 from collections import defaultdict
@@ -34,11 +49,17 @@ ROLLUP, SPAN = HourRollup._meta.db_table, TraceSpan._meta.db_table
 
 @dataclass(frozen=True)
 class Coverage:
-    """What the rollups hold for a project right now."""
+    """What the rollups hold for a project right now: every node up to
+    `node_mark` and fuse decision up to `fuse_mark`, except in the `dirty`
+    hours; of those, the `fresh` ones were touched only by nodes past the mark
+    (their rollups hold their older nodes exactly)."""
 
     node_mark: int
     fuse_mark: int
     dirty: frozenset
+    fresh: frozenset = frozenset()
+    project_id: int | None = None  # None: partial hours are never read from the rollups
+    _partial: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
     NOTHING_DIRTY: ClassVar["Coverage"]
 
     @classmethod
@@ -49,17 +70,40 @@ class Coverage:
         if marks.rolled_threshold is None or marks.rolled_threshold != project.high_uncertainty_threshold:
             return None
         with reading_connection().cursor() as cursor:
+            # New nodes leave an hour's rolled nodes as they were; a new fuse
+            # decision about a rolled node changes that node (its fuse state).
             cursor.execute(
                 f"""
-                SELECT date_trunc('hour', timestamp, 'UTC') FROM {NODE} WHERE project_id = %s AND id > %s
+                SELECT date_trunc('hour', timestamp, 'UTC'), true FROM {NODE} WHERE project_id = %s AND id > %s
                 UNION
-                SELECT date_trunc('hour', n.timestamp, 'UTC') FROM {FUSE} f
+                SELECT date_trunc('hour', n.timestamp, 'UTC'), false FROM {FUSE} f
                 JOIN {NODE} n ON n.project_id = f.project_id AND n.product_id = f.product_id
-                WHERE f.project_id = %s AND f.id > %s
+                WHERE f.project_id = %s AND f.id > %s AND n.id <= %s
                 """,
-                [project.pk, marks.node, project.pk, marks.fuse],
+                [project.pk, marks.node, project.pk, marks.fuse, marks.node],
             )
-            return cls(marks.node, marks.fuse, frozenset(row[0] for row in cursor.fetchall()))
+            touched = cursor.fetchall()
+        changed = {hour for hour, only_new in touched if not only_new}
+        dirty = frozenset(hour for hour, _ in touched)
+        return cls(marks.node, marks.fuse, dirty, dirty - changed, project.pk)
+
+    def holds_part(self, hour: datetime, end: datetime) -> bool:
+        """Whether `hour`'s rollup holds exactly its rolled nodes before `end`:
+        it has none from `end` on (the hour a window ending now is in). Parts
+        starting inside an hour are not asked: the hour's rolled nodes before
+        them are what there would be to rule out, and alert windows of minutes
+        would each cost a query."""
+        if self.project_id is None or (hour in self.dirty and hour not in self.fresh):
+            return False
+        if (hour, end) not in self._partial:
+            with reading_connection().cursor() as cursor:
+                cursor.execute(
+                    f"SELECT EXISTS (SELECT 1 FROM {NODE} WHERE project_id = %s AND id <= %s "
+                    f"AND timestamp >= %s AND timestamp < %s)",
+                    [self.project_id, self.node_mark, end, hour + HOUR],
+                )
+                self._partial[(hour, end)] = not cursor.fetchone()[0]
+        return self._partial[(hour, end)]
 
 
 Coverage.NOTHING_DIRTY = Coverage(0, 0, frozenset())  # every whole hour rolled: the most rollups could answer
@@ -67,33 +111,65 @@ Coverage.NOTHING_DIRTY = Coverage(0, 0, frozenset())  # every whole hour rolled:
 
 @dataclass
 class Piece:
-    """One bucket of a question: rolled hour ranges and recent intervals."""
+    """One bucket of a question: rolled hour ranges, fresh parts (their hours
+    are among the rolled ones) and recent intervals."""
 
     key: datetime
     rolled: list = field(default_factory=list)
+    fresh: list = field(default_factory=list)
     recent: list = field(default_factory=list)
+
+    def roll(self, hour: datetime) -> None:
+        if self.rolled and self.rolled[-1][1] == hour:
+            self.rolled[-1] = (self.rolled[-1][0], hour + HOUR)
+        else:
+            self.rolled.append((hour, hour + HOUR))
+
+    def add_recent(self, start: datetime, end: datetime) -> None:
+        if self.recent and self.recent[-1][1] == start:
+            self.recent[-1] = (self.recent[-1][0], end)
+        else:
+            self.recent.append((start, end))
+
+    def solid(self) -> list[tuple]:
+        """The rolled hour ranges without the hours of fresh parts."""
+        ranges = []
+        fresh_hours = {bucket_floor(start, "hour") for start, _ in self.fresh}
+        for start, end in self.rolled:
+            hour = start
+            while hour < end:
+                if hour not in fresh_hours:
+                    if ranges and ranges[-1][1] == hour:
+                        ranges[-1] = (ranges[-1][0], hour + HOUR)
+                    else:
+                        ranges.append((hour, hour + HOUR))
+                hour += HOUR
+        return ranges
+
+
+def hour_parts(start: datetime, end: datetime):
+    """[start, end) split at hour boundaries: (hour, part start, part end)."""
+    hour = bucket_floor(start, "hour")
+    while hour < end:
+        yield hour, max(start, hour), min(end, hour + HOUR)
+        hour += HOUR
 
 
 def cut(question: Question, coverage: Coverage) -> list[Piece]:
     pieces = []
     for start, end in buckets(question):
         piece = Piece(start)
-        hour = bucket_floor(start, "hour")
-        if hour < start:
-            hour += HOUR
-        cursor = start
-        while hour + HOUR <= end:
-            if hour not in coverage.dirty:
-                if hour > cursor:
-                    piece.recent.append((cursor, hour))
-                if piece.rolled and piece.rolled[-1][1] == hour:
-                    piece.rolled[-1] = (piece.rolled[-1][0], hour + HOUR)
-                else:
-                    piece.rolled.append((hour, hour + HOUR))
-                cursor = hour + HOUR
-            hour += HOUR
-        if cursor < end:
-            piece.recent.append((cursor, end))
+        for hour, part_start, part_end in hour_parts(start, end):
+            if part_end - part_start == HOUR:
+                rolled = hour not in coverage.dirty or hour in coverage.fresh
+            else:
+                rolled = part_start == hour and coverage.holds_part(hour, part_end)
+            if not rolled:
+                piece.add_recent(part_start, part_end)
+                continue
+            piece.roll(hour)
+            if hour in coverage.fresh:
+                piece.fresh.append((part_start, part_end))
         pieces.append(piece)
     return pieces
 
@@ -180,9 +256,10 @@ def add_rolled_runs(project, question, rolled, groups) -> None:
             runs.append((previous, ONE_CLEAR))
 
 
-def traces_also_rolled(project, question, pieces, groups) -> tuple[dict, dict]:
+def traces_also_rolled(project, question, pieces, groups, node_mark: int) -> tuple[dict, dict]:
     """For each group, which of its recent traces (and high-uncertainty recent
-    traces) also have a matching node in one of its rolled hours."""
+    traces) also have a matching rolled node (in one of its rolled hours, up
+    to the watermark: a fresh part's newer nodes are recent)."""
     rolled_by_key = {piece.key: piece.rolled for piece in pieces if piece.rolled}
     candidates = {trace for key, group in groups.items() if key[0] in rolled_by_key for trace in group.recent_traces}
     present, present_low = defaultdict(set), defaultdict(set)
@@ -192,8 +269,9 @@ def traces_also_rolled(project, question, pieces, groups) -> tuple[dict, dict]:
     by = DIMENSION_INDEX.get(question.by)
     with reading_connection().cursor() as cursor:
         cursor.execute(
-            select_sql("project_id = %s AND trace_id = ANY(%s) AND timestamp >= %s AND timestamp < %s"),
-            [project.high_uncertainty_threshold, project.pk, sorted(candidates), question.start, question.end],
+            select_sql("project_id = %s AND trace_id = ANY(%s) AND timestamp >= %s AND timestamp < %s AND id <= %s"),
+            [project.high_uncertainty_threshold, project.pk, sorted(candidates), question.start, question.end,
+             node_mark],
         )
         rows = cursor.fetchall()
     rolled_at = [(piece, [(start.timestamp(), end.timestamp()) for start, end in piece.rolled]) for piece in pieces]

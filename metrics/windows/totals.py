@@ -1,8 +1,9 @@
 """Exact totals over arbitrary windows: the hour rollups for the hours the
-last refresh covers (metrics.windows.rollup_part), the recent rows for the
-rest (metrics.windows.recent_rows), stitched together. Additive figures add
-up; distinct traces are corrected for traces seen on both sides; fused runs
-are stitched per agent in time order (metrics.windows.fused_runs).
+last refresh covers, up to its watermark (metrics.windows.rollup_part), the
+recent rows for the rest (metrics.windows.recent_rows), stitched together.
+Additive figures add up; distinct traces are corrected for traces seen on
+both sides; fused runs are stitched per agent in time order
+(metrics.windows.fused_runs, metrics.windows.fresh_runs).
 
 Questions the rollups cannot help (no refresh yet, minute steps, recent
 intervals longer than RECENT_LIMIT, split questions without a rolled hour,
@@ -18,6 +19,7 @@ from metrics.catalog import SUMS, Totals
 from metrics.questions import Question
 from metrics.rollups.snapshot import one_snapshot
 from metrics.windows import recent_rows, scan
+from metrics.windows.fresh_runs import add_fresh_runs
 from metrics.windows.fused_runs import longest
 from metrics.windows.recent_rows import RecentRows
 from metrics.windows.rollup_part import (
@@ -89,28 +91,34 @@ def answer_in_snapshot(project, questions, use_rollups):
             continue  # every hour of it touched since the refresh: the same as no whole hour
         if sum((end - start for piece in pieces for start, end in piece.recent), timedelta()) <= RECENT_LIMIT:
             plans[index] = pieces
-    recent = RecentRows.fetch(project, [i for pieces in plans.values() for p in pieces for i in p.recent])
+    pieces = [piece for question_pieces in plans.values() for piece in question_pieces]
+    recent = RecentRows.fetch(project, [i for p in pieces for i in p.recent])
+    fresh = RecentRows.fetch(project, [i for p in pieces for i in p.fresh], coverage.node_mark if coverage else 0)
     answers = []
     for index, question in enumerate(questions):
         if index in plans:
-            found = stitched(project, question, plans[index], recent)
+            found = stitched(project, question, plans[index], recent, fresh, coverage.node_mark)
         else:
             found = scan.grouped(project, question)
         answers.append((question, found))
     return answers
 
 
-def stitched(project, question: Question, pieces: list[Piece], recent: RecentRows) -> dict:
+def stitched(project, question: Question, pieces: list[Piece], recent: RecentRows, fresh: RecentRows,
+             node_mark: int) -> dict:
     groups: dict[tuple, Group] = defaultdict(Group)
     rolled = [interval for piece in pieces for interval in piece.rolled]
     if rolled:
         add_rolled_sums(project, question, rolled, groups)
-        if question.needs_runs:
-            add_rolled_runs(project, question, rolled, groups)
-    recent_rows.add(question, pieces, recent, groups)
+    solid = [interval for piece in pieces for interval in piece.solid()]
+    if solid and question.needs_runs:
+        add_rolled_runs(project, question, solid, groups)
+    recent_rows.add(question, pieces, recent, fresh, groups)
+    if question.needs_runs:
+        add_fresh_runs(project, question, pieces, fresh, groups, node_mark)
     present, present_low = {}, {}
     if question.needs_traces:
-        present, present_low = traces_also_rolled(project, question, pieces, groups)
+        present, present_low = traces_also_rolled(project, question, pieces, groups, node_mark)
     return {
         key: group.totals(present.get(key, set()), present_low.get(key, set()), question.needs_runs)
         for key, group in groups.items()

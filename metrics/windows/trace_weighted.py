@@ -10,9 +10,10 @@ them. Over the traces with a node matching the filters in [start, end)
   their nodes' mean confidence.
 
 Each trace's counts over the window are added up (a trace spanning hours sums
-them) from the hour traces (metrics.models.HourTrace) of the rolled hours and
-the raw rows of the rest (partial hours at the ends, hours touched since the
-last refresh), then averaged: one statement. The hour traces hold production,
+them) from the hour traces (metrics.models.HourTrace) of the rolled hours (up
+to the watermark) and the raw rows of the rest (recent intervals whole, fresh
+parts past the watermark: metrics.windows.rollup_part), then averaged: one
+statement. The hour traces hold production,
 every node of a trace together and by agent (a node has one agent, so a trace's
 rows of the agents asked add up to its matching nodes); a window filtered by
 another dimension, a model or of another environment is grouped from its raw
@@ -41,20 +42,21 @@ def figures(project, start, end, filters: Filters = Filters(), use_rollups: bool
     if not is_postgres(reading_connection()):
         return scanned(project, start, end, filters)
     with one_snapshot():
-        rolled, recent = [], [(start, end)]
         coverage = Coverage.of(project) if use_rollups and in_hour_traces(filters) else None
-        if coverage is not None:
-            [piece] = cut(Question(start, end, filters), coverage)
-            rolled, recent = piece.rolled, piece.recent
-        return stitched(project, rolled, recent, filters)
+        if coverage is None:
+            return stitched(project, [], [(start, end)], filters)
+        [piece] = cut(Question(start, end, filters), coverage)
+        return stitched(project, piece.rolled, piece.recent, filters, piece.fresh, coverage.node_mark)
 
 
 def in_hour_traces(filters: Filters) -> bool:
     return filters.in_hour_rollups and set(filters.dimensions) <= {"agent_id"}
 
 
-def stitched(project, rolled: list[tuple], recent: list[tuple], filters: Filters) -> dict:
-    """The figures over the hour traces of the `rolled` hour ranges and the raw rows of the `recent` intervals.
+def stitched(project, rolled: list[tuple], recent: list[tuple], filters: Filters, fresh: list[tuple] = (),
+             node_mark: int = 0) -> dict:
+    """The figures over the hour traces of the `rolled` hour ranges and the raw
+    rows of the `recent` intervals and, past `node_mark`, of the `fresh` ones.
     Only a trace with rows in two rolled hours (it has trace spans), in a
     recent interval or of several agents asked is added up per trace: most are
     whole in one hour's row, and grouping every one of them was most of the
@@ -63,6 +65,7 @@ def stitched(project, rolled: list[tuple], recent: list[tuple], filters: Filters
     # Unfiltered: the rows of every agent together (agent_id ''); by agent: those of the agents asked.
     agent_sql, agent_params = filters_sql({"agent_id": filters.agent_id})
     recent_sql, recent_params = intervals_sql("n.timestamp", recent) if recent else ("false", [])
+    fresh_sql, fresh_params = intervals_sql("n.timestamp", fresh) if fresh else ("false", [])
     matching, matching_params = node_filters_sql(project, filters)
     sums = "nodes, fused, confidence_count, confidence_sum"
     # Several agents: a trace has a row per agent in one hour, so every row is added up per trace.
@@ -75,7 +78,8 @@ def stitched(project, rolled: list[tuple], recent: list[tuple], filters: Filters
                 SELECT n.trace_id AS trace_pk, COUNT(*)::int AS nodes,
                     COUNT(*) FILTER (WHERE {FUSED.sql("n")})::int AS fused, COUNT(n.confidence)::int AS confidence_count,
                     SUM(n.confidence) AS confidence_sum
-                FROM {NODE} n WHERE n.project_id = %s AND {recent_sql} AND {matching} GROUP BY n.trace_id
+                FROM {NODE} n WHERE n.project_id = %s AND ({recent_sql} OR (n.id > %s AND {fresh_sql})) AND {matching}
+                GROUP BY n.trace_id
             ), rolled AS MATERIALIZED (
                 SELECT trace_pk, {sums},
                     {several} OR trace_pk IN (SELECT trace_pk FROM {SPAN} WHERE project_id = %s
@@ -95,7 +99,7 @@ def stitched(project, rolled: list[tuple], recent: list[tuple], filters: Filters
                 AVG(confidence_sum / NULLIF(confidence_count, 0))
             FROM per_trace
             """,
-            [project.pk, *recent_params, *matching_params, project.pk, *rolled_params, project.pk,
+            [project.pk, *recent_params, node_mark, *fresh_params, *matching_params, project.pk, *rolled_params, project.pk,
              mask_of(filters.dimensions), *agent_params, *rolled_params],
         )
         traces, with_fuse, mean_rate, mean_confidence = cursor.fetchone()

@@ -29,7 +29,7 @@ from tests.metrics.traffic import (
     random_window,
     workflow_events,
 )
-from tests.support.events import BASE_TIME, node_event
+from tests.support.events import BASE_TIME, fuse_event, node_event
 
 
 def as_dict(totals) -> dict:
@@ -209,3 +209,56 @@ def test_a_refresh_of_many_scattered_hours_equals_the_raw_scan(project, ingest):
                                  Question(BASE_TIME, end, Filters(), "", "agent_id")])
     found = dict(answer(project, [Question(BASE_TIME, end, Filters())]))
     assert next(iter(next(iter(found.values())).values())).nodes == 72 + len(hours)
+
+
+def test_new_nodes_in_rolled_hours_are_stitched_to_their_rollup(project, ingest):
+    """An hour that only got new nodes since the refresh is read from its
+    rollup plus those nodes, also for a window ending inside it (the hour a
+    window ending now is in); once a fuse decision changes one of its rolled
+    nodes, it is read raw."""
+    ingest(*[node_event(f"n{i}", f"t{i}", seconds=60 * i) for i in range(30)])
+    refresh_rollups()
+    ingest(node_event("new", "t-new", seconds=60 * 31))
+    coverage = rollup_part.Coverage.of(project)
+    assert coverage.fresh == coverage.dirty == frozenset({BASE_TIME})
+    HourRollup.objects.filter(project=project, mask=0).update(nodes=1000)
+    # A window ending before a rolled node of the hour cannot take its rollup: it reads the part
+    # whole, in the same batch as windows reading only the hour's newer nodes.
+    whole, ending_inside, before_the_last = (Question(BASE_TIME, BASE_TIME + timedelta(minutes=minutes))
+                                             for minutes in (60, 45, 20))
+    found = dict(answer(project, [whole, ending_inside, before_the_last]))
+    assert [found[q][(BASE_TIME, None)].nodes for q in (whole, ending_inside, before_the_last)] == [1001, 1001, 20]
+    ingest(fuse_event("n3", "block", "t3", event_id="late-block"))
+    assert rollup_part.Coverage.of(project).fresh == frozenset()
+    [(_, changed)] = answer(project, [whole])
+    assert changed[(BASE_TIME, None)].nodes == 31
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_fused_runs_of_new_nodes_interleaved_with_rolled_ones_equal_the_raw_scan(project, ingest, monkeypatch, seed):
+    """Writers commit out of timestamp order: nodes arriving after the refresh
+    fall between rolled ones of their agent, and runs of fused nodes span both.
+    Read back a few rolled nodes at a time, the runs equal the raw scan's."""
+    from metrics.windows import fresh_runs
+
+    monkeypatch.setattr(fresh_runs, "CHUNK", 3)
+    rng = random.Random(seed)
+    fused_share = rng.choice([0.2, 0.5, 0.8])
+
+    def events(prefix, count, earliest=0):
+        return [node_event(f"{prefix}{i}", f"{prefix}t{i % 4}", seconds=rng.uniform(earliest, 3599),
+                           agent_id=rng.choice(AGENTS[:2]), step=rng.choice(STEPS),
+                           **({"fuse": {"decision": "block", "reason": "low"}} if rng.random() < fused_share else {}))
+                for i in range(count)]
+
+    ingest(*events("old", rng.randint(5, 40)))
+    refresh_rollups()
+    # Mostly late in the hour, as a live writer's: the runs of the hour's start are the rollup's.
+    ingest(*events("new", rng.randint(1, 12), earliest=rng.choice([0, 2400, 3000])))
+    assert rollup_part.Coverage.of(project).fresh == frozenset({BASE_TIME})
+    ends = [BASE_TIME + timedelta(hours=1), BASE_TIME + timedelta(hours=2), BASE_TIME + timedelta(minutes=59.99)]
+    questions = [Question(BASE_TIME - timedelta(hours=1), end, Filters(**filters), step, by,
+                          metrics=("node_count", "trace_count", "consecutive_fuses"))
+                 for end in ends for step in ("", "hour") for by in ("", "step")
+                 for filters in ({}, {"agent_id": AGENTS[0]}, {"step": STEPS[1]})]
+    assert_same_as_raw(project, questions)
