@@ -28,8 +28,11 @@ from metrics.windows.fused_runs import Run
 from metrics.windows.recent_rows import AGENT, DIMENSION_INDEX, FUSED_FLAG, ID, TS, RecentRows, select_sql
 from metrics.windows.rollup_part import ROLLUP, group_expressions, grouped_mask
 
-# Rolled nodes read back per statement: the tails of concurrent writers are seconds long.
+# Rolled nodes read back by the first statement: the tails of concurrent
+# writers are seconds long. Each further statement reads twice as many (up to
+# LARGEST_CHUNK), so a backlog's early timestamps cost a few statements, not thousands.
 CHUNK = 2000
+LARGEST_CHUNK = 64000
 
 OPEN, DONE, WHOLE = "open", "done", "whole"
 
@@ -129,16 +132,15 @@ def rolled_runs(project, question, hours: list) -> dict:
 
 
 def read_back(project, question, start, end, node_mark: int, sequences: dict) -> None:
-    """Reads the part's rolled nodes newest first, CHUNK at a time, until every
-    sequence with new nodes knows its run."""
+    """Reads the part's rolled nodes newest first, a chunk at a time, until
+    every sequence with new nodes knows its run."""
     production, production_params = in_environment_sql("trace_id", DEFAULT_ENVIRONMENT, project.pk)
-    after = ""
-    after_params = []
+    after, after_params, chunk = "", [], CHUNK
     while any(s.new and s.rolled is not None and s.state != DONE for s in sequences.values()):
         with reading_connection().cursor() as cursor:
             cursor.execute(
                 select_sql(f"project_id = %s AND id <= %s AND timestamp >= %s AND timestamp < %s AND {production}"
-                           f"{after}") + f" ORDER BY timestamp DESC, id DESC LIMIT {CHUNK}",
+                           f"{after}") + f" ORDER BY timestamp DESC, id DESC LIMIT {chunk}",
                 [project.high_uncertainty_threshold, project.pk, node_mark, start, end, *production_params,
                  *after_params],
             )
@@ -149,7 +151,7 @@ def read_back(project, question, start, end, node_mark: int, sequences: dict) ->
             sequence = sequences.get((value_of(question, row), row[AGENT]))
             if sequence is not None and sequence.new and sequence.state != DONE:
                 sequence.read_back((row[TS], row[ID], row[FUSED_FLAG]))
-        if len(rows) < CHUNK:
+        if len(rows) < chunk:
             # The start of the part: every rolled node of the sequences still reading was read.
             for sequence in sequences.values():
                 if sequence.state == OPEN:
@@ -159,3 +161,4 @@ def read_back(project, question, start, end, node_mark: int, sequences: dict) ->
         last_at = datetime.fromtimestamp(rows[-1][TS], UTC)
         after = " AND timestamp <= %s AND (timestamp, id) < (%s, %s)"
         after_params = [last_at, last_at, rows[-1][ID]]
+        chunk = min(2 * chunk, LARGEST_CHUNK)
