@@ -209,15 +209,16 @@ class RecentRows:
         return self._by_value[column]
 
 
-def parts(piece, recent: RecentRows, fresh: RecentRows, with_runs: bool):
+def parts(piece, recent: RecentRows | None, fresh: RecentRows, with_runs: bool):
     """The piece's intervals, the rows each is read from, and whether their
     fused runs are added here (a fresh part's are stitched to its rollup's by
-    metrics.windows.fresh_runs)."""
-    return ([(start, end, recent, with_runs) for start, end in piece.recent]
-            + [(start, end, fresh, False) for start, end in piece.fresh])
+    metrics.windows.fresh_runs). No `recent` rows: the recent intervals were
+    added up by metrics.windows.recent_sql."""
+    whole = [(start, end, recent, with_runs) for start, end in piece.recent] if recent is not None else []
+    return whole + [(start, end, fresh, False) for start, end in piece.fresh]
 
 
-def add_split_by(question, pieces, recent: RecentRows, fresh: RecentRows, groups) -> None:
+def add_split_by(question, pieces, recent: RecentRows | None, fresh: RecentRows, groups) -> None:
     """Questions split by a dimension: one pass over their recent rows."""
     wanted = [(DIMENSION_INDEX[column], value) for column, value in question.filters.dimensions.items()]
     by = DIMENSION_INDEX[question.by]
@@ -250,7 +251,7 @@ def add_split_by(question, pieces, recent: RecentRows, fresh: RecentRows, groups
                 groups[key].runs[agent].append((start, run))
 
 
-def add(question, pieces, recent: RecentRows, fresh: RecentRows, groups) -> None:
+def add(question, pieces, recent: RecentRows | None, fresh: RecentRows, groups) -> None:
     """Folds the recent intervals' rows and the fresh parts' newer rows into `groups`."""
     if question.by:
         add_split_by(question, pieces, recent, fresh, groups)

@@ -41,7 +41,7 @@ from metrics.rollups.schema import EVERY_DIMENSION, FUSE, NO_DIMENSIONS, NODE, m
 from metrics.rollups.sql import bucket_sql, filters_sql, intervals_sql
 from metrics.rollups.watermark import read_marks
 from metrics.windows.fused_runs import ONE_CLEAR, Run
-from metrics.windows.recent_rows import DIMENSION_INDEX, LOW, TRACE, TS, select_sql
+from metrics.windows.recent_rows import DIMENSION_INDEX, LOW, TRACE, TS, merge, select_sql
 
 HOUR = timedelta(hours=1)
 ROLLUP, SPAN = HourRollup._meta.db_table, TraceSpan._meta.db_table
@@ -267,11 +267,14 @@ def traces_also_rolled(project, question, pieces, groups, node_mark: int) -> tup
         return present, present_low
     wanted = [(DIMENSION_INDEX[column], value) for column, value in question.filters.dimensions.items()]
     by = DIMENSION_INDEX.get(question.by)
+    # Only the rolled hours' nodes: the candidates' recent nodes are most of their nodes in the window.
+    ranges, range_params = intervals_sql("timestamp", merge([i for piece in pieces for i in piece.rolled]))
     with reading_connection().cursor() as cursor:
         cursor.execute(
-            select_sql("project_id = %s AND trace_id = ANY(%s) AND timestamp >= %s AND timestamp < %s AND id <= %s"),
+            select_sql(f"project_id = %s AND trace_id = ANY(%s) AND timestamp >= %s AND timestamp < %s AND id <= %s "
+                       f"AND {ranges}"),
             [project.high_uncertainty_threshold, project.pk, sorted(candidates), question.start, question.end,
-             node_mark],
+             node_mark, *range_params],
         )
         rows = cursor.fetchall()
     rolled_at = [(piece, [(start.timestamp(), end.timestamp()) for start, end in piece.rolled]) for piece in pieces]

@@ -18,7 +18,7 @@ from datetime import timedelta
 from metrics.catalog import SUMS, Totals
 from metrics.questions import Question
 from metrics.rollups.snapshot import one_snapshot
-from metrics.windows import recent_rows, scan
+from metrics.windows import recent_rows, recent_sql, scan
 from metrics.windows.fresh_runs import add_fresh_runs
 from metrics.windows.fused_runs import longest
 from metrics.windows.recent_rows import RecentRows
@@ -92,7 +92,9 @@ def answer_in_snapshot(project, questions, use_rollups):
         if sum((end - start for piece in pieces for start, end in piece.recent), timedelta()) <= RECENT_LIMIT:
             plans[index] = pieces
     pieces = [piece for question_pieces in plans.values() for piece in question_pieces]
-    recent = RecentRows.fetch(project, [i for p in pieces for i in p.recent])
+    # A few questions: their recent intervals are added up by the database (None); many share one fetch.
+    recent = None if len(plans) <= recent_sql.FEW_QUESTIONS else RecentRows.fetch(project, [i for p in pieces
+                                                                                            for i in p.recent])
     fresh = RecentRows.fetch(project, [i for p in pieces for i in p.fresh], coverage.node_mark if coverage else 0)
     answers = []
     for index, question in enumerate(questions):
@@ -104,7 +106,7 @@ def answer_in_snapshot(project, questions, use_rollups):
     return answers
 
 
-def stitched(project, question: Question, pieces: list[Piece], recent: RecentRows, fresh: RecentRows,
+def stitched(project, question: Question, pieces: list[Piece], recent: RecentRows | None, fresh: RecentRows,
              node_mark: int) -> dict:
     groups: dict[tuple, Group] = defaultdict(Group)
     rolled = [interval for piece in pieces for interval in piece.rolled]
@@ -113,6 +115,8 @@ def stitched(project, question: Question, pieces: list[Piece], recent: RecentRow
     solid = [interval for piece in pieces for interval in piece.solid()]
     if solid and question.needs_runs:
         add_rolled_runs(project, question, solid, groups)
+    if recent is None:
+        recent_sql.add(project, question, pieces, groups)
     recent_rows.add(question, pieces, recent, fresh, groups)
     if question.needs_runs:
         add_fresh_runs(project, question, pieces, fresh, groups, node_mark)

@@ -6,6 +6,7 @@ and the trace-weighted figures."""
 import dataclasses
 import random
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from django.core.management import call_command
@@ -17,7 +18,7 @@ from metrics.models import HourRollup, HourTrace, RolledProject
 from metrics.questions import Filters, Question
 from metrics.rollups.refresh import refresh_rollups
 from metrics.values import answer
-from metrics.windows import rollup_part, scan, trace_weighted
+from metrics.windows import recent_sql, rollup_part, scan, trace_weighted
 from tenancy.models import Project
 from tests.metrics.traffic import (
     AGENTS,
@@ -52,8 +53,12 @@ def analyze_what_was_written() -> None:
 
 
 def assert_same_as_raw(project, questions) -> None:
+    """Asked all at once, with their recent rows fetched once and added up in
+    Python, and one at a time, added up by the database (metrics.windows.recent_sql)."""
     analyze_what_was_written()
-    answers = answer(project, questions)
+    with mock.patch.object(recent_sql, "FEW_QUESTIONS", 0):
+        answers = answer(project, questions)
+    answers += [found for question in questions for found in answer(project, [question])]
     for question, found in answers:
         expected = scan.grouped(project, question)
         assert set(found) == set(expected), question
