@@ -12,6 +12,12 @@ def intervals_sql(column: str, intervals: list[tuple]) -> tuple[str, list]:
     return f"({clause})", [moment for interval in intervals for moment in interval]
 
 
+def interval_index_sql(column: str, intervals: list[tuple]) -> tuple[str, list]:
+    """The index of the [start, end) interval holding `column` (NULL in none)."""
+    cases = " ".join(f"WHEN {column} >= %s AND {column} < %s THEN {index}" for index in range(len(intervals)))
+    return f"CASE {cases} END", [moment for interval in intervals for moment in interval]
+
+
 def filters_sql(dimensions: dict, prefix: str = "") -> tuple[str, list]:
     """The conjunction of `column = value` for the chosen dimensions (TRUE for
     none); a tuple of values is `column = ANY(values)`."""

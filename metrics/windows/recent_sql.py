@@ -10,10 +10,9 @@ over the same recent rows and keeps metrics.windows.recent_rows: one fetch,
 then bisections.
 """
 
-from core.replica import reading_connection
 from metrics.catalog import COUNTED
 from metrics.rollups.schema import NODE
-from metrics.rollups.sql import filters_sql, intervals_sql
+from metrics.rollups.sql import fetch, filters_sql, interval_index_sql, intervals_sql
 from metrics.rollups.values import DEFAULT_ENVIRONMENT, in_environment_sql
 from metrics.windows.fused_runs import Run
 from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
@@ -38,9 +37,7 @@ class Source:
 
     def __init__(self, project, question, parts: list[tuple]):
         self.project, self.parts = project, parts
-        self.part_sql = "CASE " + " ".join(
-            f"WHEN timestamp >= %s AND timestamp < %s THEN {index}" for index in range(len(parts))) + " END"
-        self.part_params = [moment for _, start, end in parts for moment in (start, end)]
+        self.part_sql, self.part_params = interval_index_sql("timestamp", [(start, end) for _, start, end in parts])
         self.value_sql = question.by or "NULL::int"
         # What tells the sequences apart, the agent first: a sort comparing constant columns first is several times slower.
         self.sequence_sql = ", ".join(["agent_id", *(["value"] if question.by else []), *(["part"] if len(parts) > 1 else [])])
@@ -51,11 +48,6 @@ class Source:
         self.where = f"project_id = %s AND {ranges} AND {filters} AND {production}"
         self.where_params = [project.pk, *range_params, *filter_params, *production_params]
 
-    def fetch(self, sql: str, params: list) -> list[tuple]:
-        with reading_connection().cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall()
-
 
 def add_sums(question, source: Source, groups) -> None:
     traces, trace_params = "NULL::bigint[], NULL::bigint[]", []
@@ -63,7 +55,7 @@ def add_sums(question, source: Source, groups) -> None:
         traces = f"array_agg(DISTINCT trace_id), array_agg(DISTINCT trace_id) FILTER (WHERE {HIGH_UNCERTAINTY.sql(threshold='%s')})"
         trace_params = [source.project.high_uncertainty_threshold]
     counted = ", ".join(f"COUNT(*) FILTER (WHERE {rule.sql()})" for rule in COUNTED.values())
-    rows = source.fetch(
+    rows = fetch(
         f"SELECT {source.part_sql}, {source.value_sql}, COUNT(*), COUNT(confidence), COALESCE(SUM(confidence), 0), "
         f"{counted}, {traces} FROM {NODE} WHERE {source.where} GROUP BY 1, 2",
         [*source.part_params, *trace_params, *source.where_params],
@@ -85,7 +77,7 @@ def add_runs(source: Source, groups) -> None:
     """Per interval, group and agent: its nodes in (timestamp, id) order as a
     Run. A fused run is the fused nodes with the same number of clear nodes
     before them; one sort."""
-    rows = source.fetch(
+    rows = fetch(
         f"""
         WITH nodes AS MATERIALIZED (
             SELECT {source.part_sql} AS part, {source.value_sql} AS value, agent_id COLLATE "C" AS agent_id,

@@ -38,7 +38,7 @@ from metrics.filter_match import matches
 from metrics.models import HourRollup, TraceSpan
 from metrics.questions import Question, bucket_floor, buckets
 from metrics.rollups.schema import EVERY_DIMENSION, FUSE, NO_DIMENSIONS, NODE, mask_of
-from metrics.rollups.sql import bucket_sql, filters_sql, intervals_sql
+from metrics.rollups.sql import bucket_sql, filters_sql, interval_index_sql, intervals_sql
 from metrics.rollups.watermark import read_marks
 from metrics.windows.fused_runs import ONE_CLEAR, Run
 from metrics.windows.recent_rows import DIMENSION_INDEX, LOW, TRACE, TS, merge, select_sql
@@ -233,7 +233,7 @@ def add_rolled_runs(project, question, rolled, groups) -> None:
     never stitch across it."""
     filters, filter_params = filters_sql(question.filters.dimensions)
     ranges, range_params = intervals_sql("hour", rolled)
-    range_of = "CASE " + " ".join(["WHEN hour >= %s AND hour < %s THEN " + str(i) for i in range(len(rolled))]) + " END"
+    range_of, range_of_params = interval_index_sql("hour", rolled)
     with reading_connection().cursor() as cursor:
         cursor.execute(
             f"""
@@ -245,7 +245,7 @@ def add_rolled_runs(project, question, rolled, groups) -> None:
                                     ORDER BY hour)
             ) AS hours WHERE run_best > 0 OR previous IS NULL OR following IS NULL
             """,
-            [project.pk, grouped_mask(question, "agent_id"), *filter_params, *range_params, *range_params],
+            [project.pk, grouped_mask(question, "agent_id"), *filter_params, *range_params, *range_of_params],
         )
         rows = cursor.fetchall()
     fetched = {(bucket, value, agent, hour) for bucket, value, hour, agent, *_ in rows}
