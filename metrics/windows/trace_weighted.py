@@ -13,12 +13,12 @@ Each trace's counts over the window are added up (a trace spanning hours sums
 them) from the hour traces (metrics.models.HourTrace) of the rolled hours (up
 to the watermark) and the raw rows of the rest (recent intervals whole, fresh
 parts past the watermark: metrics.windows.rollup_part), then averaged: one
-statement. The hour traces hold production,
-every node of a trace together and by agent (a node has one agent, so a trace's
-rows of the agents asked add up to its matching nodes); a window filtered by
-another dimension, a model or of another environment is grouped from its raw
-rows, in the same statement with no rolled hour. `scanned` is the ORM's raw
-form: the SQLite path and the reference."""
+statement. The hour traces hold production, every node of a trace together
+and by agent (a node has one agent, so a trace's rows of the agents asked add
+up to its matching nodes); a window filtered by another dimension, a model or
+of another environment is grouped from its raw rows, in the same statement
+with no rolled hour. `scanned` is the ORM's raw form: the SQLite path and the
+reference."""
 
 from django.db.models import Avg, Count, F, FloatField, Q
 from django.db.models.functions import Cast
