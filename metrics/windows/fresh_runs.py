@@ -20,12 +20,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from core.replica import reading_connection
-from metrics.filter_match import matches
 from metrics.questions import bucket_floor
 from metrics.rollups.sql import filters_sql
 from metrics.rollups.values import DEFAULT_ENVIRONMENT, in_environment_sql
 from metrics.windows.fused_runs import Run
-from metrics.windows.recent_rows import AGENT, DIMENSION_INDEX, FUSED_FLAG, ID, TS, RecentRows, select_sql
+from metrics.windows.recent_rows import AGENT, DIMENSION_INDEX, FUSED_FLAG, ID, TS, RecentRows, row_filter, select_sql
 from metrics.windows.rollup_part import ROLLUP, group_expressions, grouped_mask
 
 # Rolled nodes read back by the first statement: the tails of concurrent
@@ -95,20 +94,17 @@ def add_fresh_runs(project, question, pieces, recent: RecentRows, groups, node_m
     if not parts:
         return
     rolled = rolled_runs(project, question, sorted({bucket_floor(start, "hour") for _, start, _ in parts}))
+    wanted = row_filter(question.filters.dimensions)
     for key, start, end in parts:
         sequences = defaultdict(Sequence)
         for (value, agent), run in rolled[bucket_floor(start, "hour")].items():
             sequences[(value, agent)].rolled = run
         for row in recent.between(start, end):
-            if wanted(question, row):
+            if wanted(row):
                 sequences[(value_of(question, row), row[AGENT])].new.append((row[TS], row[ID], row[FUSED_FLAG]))
-        read_back(project, question, start, end, node_mark, sequences)
+        read_back(project, question, wanted, start, end, node_mark, sequences)
         for (value, agent), sequence in sequences.items():
             groups[(key, value)].runs[agent].append((start, sequence.run()))
-
-
-def wanted(question, row) -> bool:
-    return all(matches(row[DIMENSION_INDEX[column]], value) for column, value in question.filters.dimensions.items())
 
 
 def value_of(question, row):
@@ -131,9 +127,9 @@ def rolled_runs(project, question, hours: list) -> dict:
         return found
 
 
-def read_back(project, question, start, end, node_mark: int, sequences: dict) -> None:
-    """Reads the part's rolled nodes newest first, a chunk at a time, until
-    every sequence with new nodes knows its run."""
+def read_back(project, question, wanted, start, end, node_mark: int, sequences: dict) -> None:
+    """Reads the part's rolled nodes (those `wanted`: the question's filters)
+    newest first, a chunk at a time, until every sequence with new nodes knows its run."""
     production, production_params = in_environment_sql("trace_id", DEFAULT_ENVIRONMENT, project.pk)
     after, after_params, chunk = "", [], CHUNK
     while any(s.new and s.rolled is not None and s.state != DONE for s in sequences.values()):
@@ -146,7 +142,7 @@ def read_back(project, question, start, end, node_mark: int, sequences: dict) ->
             )
             rows = cursor.fetchall()
         for row in rows:
-            if not wanted(question, row):
+            if not wanted(row):
                 continue
             sequence = sequences.get((value_of(question, row), row[AGENT]))
             if sequence is not None and sequence.new and sequence.state != DONE:

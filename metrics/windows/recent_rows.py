@@ -38,6 +38,12 @@ FUSED_FLAG = FLAG_INDEX["fused"]
 LOW = CONFIDENCE + 1 + len(COUNTED)
 
 
+def row_filter(dimensions: dict):
+    """Whether a row, as this module reads them, matches the filter dimensions ({column: value})."""
+    wanted = [(DIMENSION_INDEX[column], value) for column, value in dimensions.items()]
+    return lambda row: all(matches(row[index], value) for index, value in wanted)
+
+
 def select_sql(where: str) -> str:
     """The rows of `where`, as this module reads them; the first parameter is the project's threshold."""
     return f"SELECT {', '.join(COLUMNS)} FROM {NODE} WHERE {where}"
@@ -173,8 +179,7 @@ class RecentRows:
                 lists = [self.rows_of(column, value) for column, value in dimensions.items()]
                 rows = min(lists, key=len)
                 if len(dimensions) > 1:
-                    wanted = [(DIMENSION_INDEX[column], value) for column, value in dimensions.items()]
-                    rows = [row for row in rows if all(matches(row[index], value) for index, value in wanted)]
+                    rows = list(filter(row_filter(dimensions), rows))
             shared = None
             if not dimensions:
                 shared = lambda: {agent: self.sequence(agent) for agent in self.by_value("agent_id")}  # noqa: E731
@@ -220,14 +225,14 @@ def parts(piece, recent: RecentRows | None, fresh: RecentRows, with_runs: bool):
 
 def add_split_by(question, pieces, recent: RecentRows | None, fresh: RecentRows, groups) -> None:
     """Questions split by a dimension: one pass over their recent rows."""
-    wanted = [(DIMENSION_INDEX[column], value) for column, value in question.filters.dimensions.items()]
+    wanted = row_filter(question.filters.dimensions)
     by = DIMENSION_INDEX[question.by]
     flags = list(FLAG_INDEX.items())
     for piece in pieces:
         for start, end, rows, with_runs in parts(piece, recent, fresh, question.needs_runs):
             sequences = defaultdict(list)
             for row in rows.between(start, end):
-                if not all(matches(row[index], value) for index, value in wanted):
+                if not wanted(row):
                     continue
                 key = (piece.key, row[by])
                 group = groups[key]

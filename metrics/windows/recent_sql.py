@@ -37,11 +37,12 @@ class Source:
 
     def __init__(self, project, question, parts: list[tuple]):
         self.project, self.parts = project, parts
-        self.part_sql, self.part_params = interval_index_sql("timestamp", [(start, end) for _, start, end in parts])
+        intervals = [(start, end) for _, start, end in parts]
+        self.part_sql, self.part_params = interval_index_sql("timestamp", intervals)
         self.value_sql = question.by or "NULL::int"
         # What tells the sequences apart, the agent first: a sort comparing constant columns first is several times slower.
         self.sequence_sql = ", ".join(["agent_id", *(["value"] if question.by else []), *(["part"] if len(parts) > 1 else [])])
-        ranges, range_params = intervals_sql("timestamp", [(start, end) for _, start, end in parts])
+        ranges, range_params = intervals_sql("timestamp", intervals)
         filters, filter_params = filters_sql(question.filters.dimensions)
         # Production only, as the rollups the figures are stitched to.
         production, production_params = in_environment_sql("trace_id", DEFAULT_ENVIRONMENT, project.pk)

@@ -34,14 +34,13 @@ from typing import ClassVar
 from core.dialect import is_postgres
 from core.replica import reading_connection
 from metrics.catalog import SUMS
-from metrics.filter_match import matches
 from metrics.models import HourRollup, TraceSpan
 from metrics.questions import Question, bucket_floor, buckets
 from metrics.rollups.schema import EVERY_DIMENSION, FUSE, NO_DIMENSIONS, NODE, mask_of
 from metrics.rollups.sql import bucket_sql, filters_sql, interval_index_sql, intervals_sql
 from metrics.rollups.watermark import read_marks
 from metrics.windows.fused_runs import ONE_CLEAR, Run
-from metrics.windows.recent_rows import DIMENSION_INDEX, LOW, TRACE, TS, merge, select_sql
+from metrics.windows.recent_rows import DIMENSION_INDEX, LOW, TRACE, TS, merge, row_filter, select_sql
 
 HOUR = timedelta(hours=1)
 ROLLUP, SPAN = HourRollup._meta.db_table, TraceSpan._meta.db_table
@@ -265,7 +264,7 @@ def traces_also_rolled(project, question, pieces, groups, node_mark: int) -> tup
     present, present_low = defaultdict(set), defaultdict(set)
     if not candidates:
         return present, present_low
-    wanted = [(DIMENSION_INDEX[column], value) for column, value in question.filters.dimensions.items()]
+    wanted = row_filter(question.filters.dimensions)
     by = DIMENSION_INDEX.get(question.by)
     # Only the rolled hours' nodes: the candidates' recent nodes are most of their nodes in the window.
     ranges, range_params = intervals_sql("timestamp", merge([i for piece in pieces for i in piece.rolled]))
@@ -279,7 +278,7 @@ def traces_also_rolled(project, question, pieces, groups, node_mark: int) -> tup
         rows = cursor.fetchall()
     rolled_at = [(piece, [(start.timestamp(), end.timestamp()) for start, end in piece.rolled]) for piece in pieces]
     for row in rows:
-        if not all(matches(row[index], value) for index, value in wanted):
+        if not wanted(row):
             continue
         for piece, rolled in rolled_at:
             if any(start <= row[TS] < end for start, end in rolled):
