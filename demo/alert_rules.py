@@ -27,7 +27,7 @@ DEMO_RULES = [
         # Both conditions watch the extractor itself. Project-wide, half the
         # demo's traces hold some doubtful node even in calm times (a fragment,
         # a conclusion built on a wrong extraction), so no incident can raise
-        # that share by 50%; the extractor's own confidence, steady near 0.86
+        # that share by 50%; the extractor's own confidence, steady near 0.9
         # until the incident, falls by about half in it (demo/fake_llm.py).
         "name": "Extraction degrading: confidence down 25% and entity extraction failing",
         "match": "all",

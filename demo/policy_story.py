@@ -30,7 +30,7 @@ from policy.models import PolicySource, PolicyVersion
 
 logger = logging.getLogger(__name__)
 
-EVERY = timedelta(minutes=40)
+EVERY = timedelta(minutes=20)
 SPAN = timedelta(days=3)
 CHANGE_BEFORE_NOW = timedelta(hours=30)
 OPEN_FOR = timedelta(hours=6)  # escalations newer than this are left for the inbox
@@ -65,7 +65,7 @@ class Story:
     """The demo's policy for one load and its agents' fuse (`fuse`, the
     policy client's), told in two halves around the change: the caller runs
     the history's tickets of each half with the same fuse. Its tickets are
-    few (one each 40 minutes) and a quick load (`--scale`) keeps them all, so
+    few (one each 20 minutes) and a quick load (`--scale`) keeps them all, so
     Calibration has the reviews it needs to suggest the change."""
 
     def __init__(self, recorder, project, now: datetime):

@@ -45,7 +45,7 @@ class Ticket:
     # QA reviews every answer that went out, and spot-checks some extractions:
     # enough verdicts for Calibration's figures to hold from one load to the next.
     review_share: float = 1.0
-    spot_check_share: float = 0.08
+    spot_check_share: float = 0.12
     # Support has judged what this ticket escalated (closing it); else it waits in the inbox.
     escalations_judged: bool = False
 
