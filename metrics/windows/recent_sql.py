@@ -76,32 +76,35 @@ def add_sums(question, source: Source, groups) -> None:
 
 def add_runs(source: Source, groups) -> None:
     """Per interval, group and agent: its nodes in (timestamp, id) order as a
-    Run. A fused run is the fused nodes with the same number of clear nodes
-    before them; one sort."""
+    Run. Numbering the clear nodes in that order, a fused run is the fused
+    nodes after the same clear node (or before the first): one sort, which
+    also gives each sequence its length and its clear nodes, and only the
+    fused nodes and each sequence's first are grouped after it."""
     rows = fetch(
         f"""
-        WITH nodes AS MATERIALIZED (
-            SELECT {source.part_sql} AS part, {source.value_sql} AS value, agent_id COLLATE "C" AS agent_id,
-                {FUSED.flag_sql()} AS fused,
-                timestamp, id
-            FROM {NODE} WHERE {source.where}
-        ), sequences AS (
-            SELECT part, value, agent_id, COUNT(*) AS length, COUNT(*) FILTER (WHERE NOT fused) AS clear
-            FROM nodes GROUP BY part, value, agent_id
-        ), runs AS (
-            SELECT part, value, agent_id, clear_before, COUNT(*) AS size FROM (
-                SELECT part, value, agent_id, fused, COUNT(*) FILTER (WHERE NOT fused)
-                    OVER (PARTITION BY {source.sequence_sql} ORDER BY timestamp, id) AS clear_before
-                FROM nodes
-            ) AS counted WHERE fused GROUP BY part, value, agent_id, clear_before
-        )
-        SELECT s.part, s.value, s.agent_id, s.length,
-            COALESCE(MAX(r.size) FILTER (WHERE r.clear_before = 0), 0),
-            COALESCE(MAX(r.size) FILTER (WHERE r.clear_before = s.clear), 0),
-            COALESCE(MAX(r.size), 0)
-        FROM sequences s LEFT JOIN runs r
-            ON r.part = s.part AND r.value IS NOT DISTINCT FROM s.value AND r.agent_id = s.agent_id
-        GROUP BY s.part, s.value, s.agent_id, s.length
+        SELECT part, value, agent_id, MAX(length),
+            COALESCE(MAX(size) FILTER (WHERE clear_before = 0), 0),
+            COALESCE(MAX(size) FILTER (WHERE clear_before = clear), 0),
+            COALESCE(MAX(size), 0)
+        FROM (
+            SELECT part, value, agent_id, clear_before, length, clear, COUNT(*) FILTER (WHERE fused) AS size
+            FROM (
+                SELECT part, value, agent_id, fused,
+                    COUNT(*) FILTER (WHERE NOT fused) OVER (sequence ORDER BY timestamp, id) AS clear_before,
+                    ROW_NUMBER() OVER (sequence ORDER BY timestamp, id) AS position,
+                    COUNT(*) OVER sequence AS length,
+                    COUNT(*) FILTER (WHERE NOT fused) OVER sequence AS clear
+                FROM (
+                    SELECT {source.part_sql} AS part, {source.value_sql} AS value,
+                        agent_id COLLATE "C" AS agent_id, {FUSED.flag_sql()} AS fused, timestamp, id
+                    FROM {NODE} WHERE {source.where}
+                ) AS nodes
+                WINDOW sequence AS (PARTITION BY {source.sequence_sql})
+            ) AS counted
+            WHERE fused OR position = 1
+            GROUP BY part, value, agent_id, clear_before, length, clear
+        ) AS runs
+        GROUP BY part, value, agent_id
         """,
         [*source.part_params, *source.where_params],
     )
