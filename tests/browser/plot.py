@@ -22,7 +22,21 @@ def wait_until_settled(page) -> None:
     page.wait_for_function(SETTLED)
 
 
+# Plotly's click reports the points its last hover found (gd._hoverdata), and
+# hovers are throttled to one per 50 ms: a click within 50 ms of the previous
+# hover elsewhere reports the previous point. A person's pointer rests on a
+# point before clicking; a test's moves and clicks at once.
+HOVERING = """([x, y]) => {
+  const found = document.getElementById("dag")._hoverdata;
+  return Boolean(found) && found.some((point) => point.x === x && point.y === y);
+}"""
+
+
 def click_point(page, x: float, y: float) -> None:
-    """Clicks the plot at data coordinates (x, y) once the plot is settled."""
+    """Clicks the plot at data coordinates (x, y) once the plot is settled and
+    Plotly's hover is on the point there."""
     wait_until_settled(page)
-    page.mouse.click(*page.evaluate(SCREEN_POSITION, [x, y]))
+    screen = page.evaluate(SCREEN_POSITION, [x, y])
+    page.mouse.move(*screen)
+    page.wait_for_function(HOVERING, arg=[x, y])
+    page.mouse.click(*screen)

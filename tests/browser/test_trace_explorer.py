@@ -75,9 +75,6 @@ def drawn_ids(page) -> list[str]:
     )
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known flaky under load (issue 10's, not yet found): now and then a click at the final node's drawn position "
-    "selects nothing and the panel keeps the previous node; the failure message says where the click landed"))
 def test_investigating_a_bad_answer(asgi_live_server, tenant, watched_page):
     page, server = watched_page, asgi_live_server
     _, key, _ = tenant
@@ -188,4 +185,19 @@ def test_a_filtered_list_offers_a_refresh_instead(asgi_live_server, tenant, watc
     server.ingest(key, node_event("late", "brand-new-trace", seconds=900))
     page.locator("#live-notice", has_text="1 trace has new activity").wait_for()
     assert page.locator("#trace-table tbody tr").count() == 1
+    assert page.problems == []
+
+
+def test_clicking_from_node_to_node_selects_each_in_turn(asgi_live_server, tenant, watched_page):
+    # Back and forth, as fast as the panel follows: each click lands on its own node, not the previous one.
+    page, server = watched_page, asgi_live_server
+    _, key, _ = tenant
+    server.ingest(key, *bad_answer_trace("ticket-4711"))
+    sign_in(page, server)
+    page.goto(f"{server.url}/p/acme/traces/ticket-4711/")
+    graph_ready(page)
+    ids = drawn_ids(page)
+    for _ in range(5):
+        for product_id in ("frag-bad", "final"):
+            click_node(page, ids, product_id)
     assert page.problems == []
