@@ -5,7 +5,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.plot import SCREEN_POSITION, click_point
-from tests.browser.traces import bad_answer_trace
+from tests.browser.traces import bad_answer_trace, open_bad_answer_trace
 from tests.support.browser import screenshot, sign_in
 from tests.support.events import node_event
 
@@ -192,9 +192,7 @@ def test_clicking_from_node_to_node_selects_each_in_turn(asgi_live_server, tenan
     # Back and forth, as fast as the panel follows: each click lands on its own node, not the previous one.
     page, server = watched_page, asgi_live_server
     _, key, _ = tenant
-    server.ingest(key, *bad_answer_trace("ticket-4711"))
-    sign_in(page, server)
-    page.goto(f"{server.url}/p/acme/traces/ticket-4711/")
+    open_bad_answer_trace(page, server, key, "ticket-4711")
     graph_ready(page)
     ids = drawn_ids(page)
     for _ in range(5):

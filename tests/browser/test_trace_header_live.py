@@ -5,7 +5,7 @@ the columns hold, each once."""
 
 import pytest
 
-from tests.browser.traces import bad_answer_trace
+from tests.browser.traces import open_bad_answer_trace
 from tests.support.browser import sign_in
 from tests.support.events import fuse_event, node_event, review_event
 
@@ -15,9 +15,7 @@ pytestmark = pytest.mark.browser
 def test_the_header_follows_the_websocket_message(asgi_live_server, tenant, watched_page):
     page, server = watched_page, asgi_live_server
     _, key, _ = tenant
-    server.ingest(key, *bad_answer_trace("ticket-9"))
-    sign_in(page, server)
-    page.goto(f"{server.url}/p/acme/traces/ticket-9/")
+    open_bad_answer_trace(page, server, key, "ticket-9")
     page.wait_for_selector("#dag[data-settled='1']")
     page.wait_for_selector("#live-status.on")
     assert page.inner_text("#stat-min").strip() == "0.45"

@@ -1,5 +1,6 @@
 """Traces as agents send them, shared by the page tests and the browser tests."""
 
+from tests.support.browser import sign_in
 from tests.support.events import fuse_event, node_event, review_event
 
 
@@ -25,6 +26,13 @@ def bad_answer_trace(trace_id: str = "t1", prefix: str = "") -> list[dict]:
                    source_type="final_answer", confidence=0.7, content="Sydney."),
         review_event(trace_id, "incorrect", event_id=f"review-{trace_id}"),
     ]
+
+
+def open_bad_answer_trace(page, server, key: str, trace_id: str) -> None:
+    """Ingests bad_answer_trace(trace_id), signs in and opens its trace page."""
+    server.ingest(key, *bad_answer_trace(trace_id))
+    sign_in(page, server)
+    page.goto(f"{server.url}/p/acme/traces/{trace_id}/")
 
 
 def large_trace(trace_id: str, size: int, seed: int = 1) -> list[dict]:
