@@ -68,6 +68,8 @@ COUNTED = {"accepted": ACCEPTED, "downweighted": DOWNWEIGHTED, "fused": FUSED, "
 
 # The figures that add up across hours and raw rows (everything but the run).
 SUMS = tuple(f.name for f in fields(Totals) if f.name != "longest_fused_run")
+# Those a rollup row sums over its nodes (distinct traces are counted, not summed).
+NODE_SUMS = tuple(name for name in SUMS if name not in ("traces", "low_traces"))
 
 
 def ratio(part: str, whole: str) -> Callable[[Totals], float]:

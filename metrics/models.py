@@ -120,6 +120,57 @@ class HourTrace(models.Model):
         return f"trace {self.trace_pk} at {self.hour:%Y-%m-%d %H}h mask {self.mask}: {self.nodes} node(s)"
 
 
+class MinuteRollup(models.Model):
+    """One minute of one project's nodes, all together (mask NO_DIMENSIONS)
+    and per agent (the agent mask): the additive figures of HourRollup, the
+    minute's distinct traces and, per agent, the fused runs of its node
+    sequence. They answer the whole minutes of a window's partial hours
+    (metrics.windows.minute_part), which under steady ingest hold up to an
+    hour of nodes each; recomputed with the hour rollups (the same dirty hours)."""
+
+    project = derived_project_key()
+    minute = models.DateTimeField()
+    mask = models.SmallIntegerField()
+    agent_id = models.CharField(max_length=255, default="")
+    nodes = models.IntegerField(default=0)
+    traces = models.IntegerField(default=0, help_text="Distinct traces within this minute.")
+    confidence_count = models.IntegerField(default=0)
+    confidence_sum = models.FloatField(default=0.0)
+    low_traces = models.IntegerField(default=0, help_text="Distinct traces with a high-uncertainty node this minute.")
+    accepted = models.IntegerField(default=0)
+    downweighted = models.IntegerField(default=0)
+    fused = models.IntegerField(default=0)
+    failed = models.IntegerField(default=0)
+    retried = models.IntegerField(default=0)
+    retried_ok = models.IntegerField(default=0)
+    run_prefix = models.IntegerField(default=0)
+    run_suffix = models.IntegerField(default=0)
+    run_best = models.IntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "mask", "minute"], name="minuterollup_mask_minute")]
+
+    def __str__(self):
+        return f"{self.project_id} {self.minute:%Y-%m-%d %H:%M} mask {self.mask}"
+
+
+class MinuteTrace(models.Model):
+    """A trace with production nodes in a minute: the distinct traces of a
+    window's whole minutes (a trace in two minutes counts once), which
+    metrics.windows.totals corrects for traces seen elsewhere in the window."""
+
+    project = derived_project_key()
+    minute = models.DateTimeField()
+    trace_pk = models.BigIntegerField()
+    low = models.BooleanField(default=False, help_text="A node below the project's high-uncertainty threshold.")
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "minute"], name="minutetrace_project_minute")]
+
+    def __str__(self):
+        return f"trace {self.trace_pk} at {self.minute:%Y-%m-%d %H:%M}"
+
+
 class DayHistogram(Dimensions):
     """Counts of values on a fixed grid (metrics.rollups.schema.bin_of) per
     day and dimensions: node confidence (metric "") and each numeric entry of

@@ -65,7 +65,9 @@ class Figures:
 
 
 def compare(project, start, end, filters: Filters, use_rollups: bool = True) -> list[dict]:
-    if not is_postgres() or not use_rollups or not filters.in_hour_rollups:
+    # A trace with decisions about nodes of two of a filter's values is in a
+    # policy hour row of each: traces (and their reviews, escalations) are counted raw.
+    if not is_postgres() or not use_rollups or not filters.in_hour_rollups or filters.several:
         return scanned(project, start, end, filters)
     with one_snapshot():
         marks = read_marks()

@@ -10,6 +10,7 @@ transaction with the new watermark:
   got a node, or a node of which got a fuse decision, since the last refresh
   (fuse decisions arriving after their node change old hours); a project never
   rolled up, or whose high-uncertainty threshold changed, is rebuilt whole;
+- minute rollups and minute traces (metrics.rollups.minutes) for the same hours;
 - trace spans are recomputed for the traces that got nodes, and review
   targets for new reviews and the reviews of those traces;
 - day histograms, day statistics (metrics.rollups.day_stats), hour fuse
@@ -28,7 +29,7 @@ from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from core.dialect import is_postgres
-from metrics.catalog import COUNTED, SUMS, Totals
+from metrics.catalog import COUNTED, NODE_SUMS, Totals
 from metrics.models import (
     DayHistogram,
     DayStat,
@@ -36,6 +37,8 @@ from metrics.models import (
     HourFuseReason,
     HourRollup,
     HourTrace,
+    MinuteRollup,
+    MinuteTrace,
     PolicyHour,
     PolicyItemHour,
     ReviewTarget,
@@ -45,6 +48,7 @@ from metrics.models import (
 )
 from metrics.rollups.day_stats import add_day_stats
 from metrics.rollups.hour_ranges import in_hours_sql
+from metrics.rollups.minutes import recompute_minutes
 from metrics.rollups.policy import refresh_policy_hours
 from metrics.rollups.schema import (
     AGENT_MASKS,
@@ -76,15 +80,15 @@ from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
 TARGET, ROLLUP, SPAN = ReviewTarget._meta.db_table, HourRollup._meta.db_table, TraceSpan._meta.db_table
 HISTOGRAM, REASON = DayHistogram._meta.db_table, HourFuseReason._meta.db_table
 ESCALATIONS, HOUR_TRACE = HourEscalation._meta.db_table, HourTrace._meta.db_table
-ROLLUP_MODELS = (HourRollup, HourTrace, TraceSpan, DayHistogram, DayStat, HourFuseReason, ReviewTarget, HourEscalation,
-                 PolicyHour, PolicyItemHour)
+ROLLUP_MODELS = (HourRollup, HourTrace, MinuteRollup, MinuteTrace, TraceSpan, DayHistogram, DayStat, HourFuseReason,
+                 ReviewTarget, HourEscalation, PolicyHour, PolicyItemHour)
 ADVISORY_LOCK = 0x6D657472  # "metr"
 # The provenance tables the refresh reads.
 SOURCES = (NODE, FUSE, REVIEW, ESCALATION, TRACE, EDGE)
 PRODUCTION_NODE = production_sql("n.trace_id")
 AGENT_MASK = mask_of(["agent_id"])
 # Summed per (hour, trace, dimensions), then per mask; traces and low_traces are counted apart.
-COUNTS = tuple(name for name in SUMS if name not in ("traces", "low_traces"))
+COUNTS = NODE_SUMS
 FLOAT_SUMS = tuple(f.name for f in fields(Totals) if f.type in (float, "float"))
 
 
@@ -337,7 +341,8 @@ def recompute_hours(cursor, bounds: dict) -> None:
         ORDER BY m.mask, m.hour
         """
     )
-    cursor.execute("DROP TABLE metrics_dirty_nodes, metrics_trace_hours, metrics_run_nodes, metrics_runs")
+    # metrics_dirty_nodes is left for the minute rollups (metrics.rollups.minutes).
+    cursor.execute("DROP TABLE metrics_trace_hours, metrics_run_nodes, metrics_runs")
 
 
 def mask_dimensions(columns) -> str:
@@ -543,6 +548,7 @@ def record_rolled_projects(cursor) -> None:
 # The refresh's parts after the dirty hours, in order, named as RefreshReport.phases reports them.
 PARTS = (
     ("hour rollups and traces", recompute_hours),
+    ("minute rollups", recompute_minutes),
     ("trace spans", recompute_trace_spans),
     ("review targets", resolve_review_targets),
     ("day histograms", add_histograms),

@@ -14,6 +14,7 @@ from metrics.catalog import COUNTED
 from metrics.rollups.schema import NODE
 from metrics.rollups.sql import fetch, filters_sql, interval_index_sql, intervals_sql
 from metrics.rollups.values import DEFAULT_ENVIRONMENT, in_environment_sql
+from metrics.windows import minute_part
 from metrics.windows.fused_runs import Run
 from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
 
@@ -21,9 +22,19 @@ from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
 FEW_QUESTIONS = 8
 
 
-def add(project, question, pieces, groups) -> None:
-    """Folds the question's recent intervals into `groups` (metrics.windows.totals.Group)."""
+def add(project, question, pieces, groups, coverage) -> None:
+    """Folds the question's recent intervals into `groups` (metrics.windows.totals.Group):
+    their whole minutes the minute rollups hold from those, the rest from the rows."""
     parts = [(piece.key, start, end) for piece in pieces for start, end in piece.recent]
+    if parts and minute_part.holds_question(question):
+        parts, held = [], parts
+        minutes = []
+        for key, start, end in held:
+            raw, whole = minute_part.split(coverage, start, end)
+            parts += [(key, *interval) for interval in raw]
+            minutes += [(key, *interval) for interval in whole]
+        if minutes:
+            minute_part.add(project, question, minutes, groups)
     if not parts:
         return
     source = Source(project, question, parts)

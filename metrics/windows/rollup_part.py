@@ -51,13 +51,14 @@ class Coverage:
     """What the rollups hold for a project right now: every node up to
     `node_mark` and fuse decision up to `fuse_mark`, except in the `dirty`
     hours; of those, the `fresh` ones were touched only by nodes past the mark
-    (their rollups hold their older nodes exactly)."""
+    (their rollups hold their older nodes exactly), in `new_minutes`."""
 
     node_mark: int
     fuse_mark: int
     dirty: frozenset
     fresh: frozenset = frozenset()
     project_id: int | None = None  # None: partial hours are never read from the rollups
+    new_minutes: frozenset = frozenset()  # the minutes of the nodes past the mark
     _partial: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
     NOTHING_DIRTY: ClassVar["Coverage"]
 
@@ -73,7 +74,7 @@ class Coverage:
             # decision about a rolled node changes that node (its fuse state).
             cursor.execute(
                 f"""
-                SELECT date_trunc('hour', timestamp, 'UTC'), true FROM {NODE} WHERE project_id = %s AND id > %s
+                SELECT date_trunc('minute', timestamp, 'UTC'), true FROM {NODE} WHERE project_id = %s AND id > %s
                 UNION
                 SELECT date_trunc('hour', n.timestamp, 'UTC'), false FROM {FUSE} f
                 JOIN {NODE} n ON n.project_id = f.project_id AND n.product_id = f.product_id
@@ -82,9 +83,18 @@ class Coverage:
                 [project.pk, marks.node, project.pk, marks.fuse, marks.node],
             )
             touched = cursor.fetchall()
+        new_minutes = frozenset(minute for minute, only_new in touched if only_new)
         changed = {hour for hour, only_new in touched if not only_new}
-        dirty = frozenset(hour for hour, _ in touched)
-        return cls(marks.node, marks.fuse, dirty, dirty - changed, project.pk)
+        dirty = frozenset({bucket_floor(minute, "hour") for minute in new_minutes} | changed)
+        return cls(marks.node, marks.fuse, dirty, dirty - changed, project.pk, new_minutes)
+
+    def holds_minute(self, minute: datetime) -> bool:
+        """Whether the minute rollups hold all of `minute`'s nodes: its hour's
+        rolled nodes are as they were (no fuse decision changed one) and no
+        node past the watermark lies in it."""
+        hour = bucket_floor(minute, "hour")
+        return (self.project_id is not None and (hour not in self.dirty or hour in self.fresh)
+                and minute not in self.new_minutes)
 
     def holds_part(self, hour: datetime, end: datetime) -> bool:
         """Whether `hour`'s rollup holds exactly its rolled nodes before `end`:

@@ -4,8 +4,10 @@ windows the rollups do not help (minute series, projects not rolled up yet,
 the embedded SQLite default)."""
 
 from datetime import UTC, datetime
+from functools import reduce
+from operator import or_
 
-from django.db.models import Count, F, QuerySet, Sum, Value, Window
+from django.db.models import Count, F, Q, QuerySet, Sum, Value, Window
 from django.db.models.functions import RowNumber, Trunc
 
 from core.replica import reading_connection
@@ -39,9 +41,12 @@ def aggregates(threshold: float, traces: bool = True) -> dict:
     }
 
 
-def grouped(project, question: Question) -> dict[tuple, Totals]:
-    """{(bucket start, value of `by` or None): Totals} for the groups that have nodes."""
+def grouped(project, question: Question, intervals: list[tuple] | None = None) -> dict[tuple, Totals]:
+    """{(bucket start, value of `by` or None): Totals} for the groups that have
+    nodes; with `intervals`, of the nodes in those [start, end) only (whole buckets)."""
     nodes = matching_nodes(project, question.start, question.end, question.filters)
+    if intervals:
+        nodes = nodes.filter(reduce(or_, (Q(timestamp__gte=start, timestamp__lt=end) for start, end in intervals)))
     keys = []
     if question.step:
         nodes = nodes.annotate(bucket=Trunc("timestamp", question.step, tzinfo=UTC))

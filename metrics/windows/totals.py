@@ -18,7 +18,7 @@ from datetime import timedelta
 from metrics.catalog import SUMS, Totals
 from metrics.questions import Question
 from metrics.rollups.snapshot import one_snapshot
-from metrics.windows import recent_rows, recent_sql, scan
+from metrics.windows import minute_part, minute_series, recent_rows, recent_sql, scan
 from metrics.windows.fresh_runs import add_fresh_runs
 from metrics.windows.fused_runs import longest
 from metrics.windows.recent_rows import RecentRows
@@ -57,7 +57,9 @@ def answer(project, questions: list[Question], use_rollups: bool = True) -> list
     """For each question, {(bucket start, `by` value or None): Totals} of the
     groups that have nodes. `use_rollups=False` answers everything from the
     raw scan (the benchmarks' baseline)."""
-    use_rollups = use_rollups and any(rollups_may_help(question) for question in questions)
+    few = len(questions) <= recent_sql.FEW_QUESTIONS
+    use_rollups = use_rollups and any(rollups_may_help(question, few) or minute_series.holds_question(question)
+                                      for question in questions)
     if not use_rollups and len(questions) == 1 and not questions[0].needs_runs:
         # One statement, which sees one snapshot by itself (a scrape of /metrics).
         return [(questions[0], scan.grouped(project, questions[0]))]
@@ -65,10 +67,12 @@ def answer(project, questions: list[Question], use_rollups: bool = True) -> list
         return answer_in_snapshot(project, questions, use_rollups)
 
 
-def rollups_may_help(question: Question) -> bool:
+def rollups_may_help(question: Question, few: bool) -> bool:
     """Split questions are added up row by row in Python from the recent
     rows, which only pays when rolled hours spare most of the rows: without a
-    whole hour in a bucket (a 15-minute window per agent), SQL groups them faster."""
+    whole hour in a bucket (a 15-minute window per agent), SQL groups them
+    faster; unless they are `few` (the database adds their recent intervals
+    up) and the minute rollups hold their whole minutes."""
     if question.step == "minute" or not question.filters.in_hour_rollups:
         return False
     several = question.filters.several
@@ -77,17 +81,23 @@ def rollups_may_help(question: Question) -> bool:
         # spans correct only across hours; an agent's hour split over two steps cannot be stitched
         # into one run: such distinct traces and fused runs are counted raw.
         return False
-    return not question.by or any(piece.rolled for piece in cut(question, Coverage.NOTHING_DIRTY))
+    return not question.by or with_minutes(question, few) or any(
+        piece.rolled for piece in cut(question, Coverage.NOTHING_DIRTY))
+
+
+def with_minutes(question: Question, few: bool) -> bool:
+    return few and minute_part.holds_question(question)
 
 
 def answer_in_snapshot(project, questions, use_rollups):
     coverage = Coverage.of(project) if use_rollups else None
+    few = len(questions) <= recent_sql.FEW_QUESTIONS
     plans = {}
     for index, question in enumerate(questions):
-        if coverage is None or not rollups_may_help(question):
+        if coverage is None or not rollups_may_help(question, few):
             continue
         pieces = cut(question, coverage)
-        if question.by and not any(piece.rolled for piece in pieces):
+        if question.by and not with_minutes(question, few) and not any(piece.rolled for piece in pieces):
             continue  # every hour of it touched since the refresh: the same as no whole hour
         if sum((end - start for piece in pieces for start, end in piece.recent), timedelta()) <= RECENT_LIMIT:
             plans[index] = pieces
@@ -99,7 +109,9 @@ def answer_in_snapshot(project, questions, use_rollups):
     answers = []
     for index, question in enumerate(questions):
         if index in plans:
-            found = stitched(project, question, plans[index], recent, fresh, coverage.node_mark)
+            found = stitched(project, question, plans[index], recent, fresh, coverage)
+        elif coverage is not None and minute_series.holds_question(question):
+            found = minute_series.grouped(project, question, coverage)
         else:
             found = scan.grouped(project, question)
         answers.append((question, found))
@@ -107,7 +119,7 @@ def answer_in_snapshot(project, questions, use_rollups):
 
 
 def stitched(project, question: Question, pieces: list[Piece], recent: RecentRows | None, fresh: RecentRows,
-             node_mark: int) -> dict:
+             coverage: Coverage) -> dict:
     groups: dict[tuple, Group] = defaultdict(Group)
     rolled = [interval for piece in pieces for interval in piece.rolled]
     if rolled:
@@ -116,13 +128,13 @@ def stitched(project, question: Question, pieces: list[Piece], recent: RecentRow
     if solid and question.needs_runs:
         add_rolled_runs(project, question, solid, groups)
     if recent is None:
-        recent_sql.add(project, question, pieces, groups)
+        recent_sql.add(project, question, pieces, groups, coverage)
     recent_rows.add(question, pieces, recent, fresh, groups)
     if question.needs_runs:
-        add_fresh_runs(project, question, pieces, fresh, groups, node_mark)
+        add_fresh_runs(project, question, pieces, fresh, groups, coverage.node_mark)
     present, present_low = {}, {}
     if question.needs_traces:
-        present, present_low = traces_also_rolled(project, question, pieces, groups, node_mark)
+        present, present_low = traces_also_rolled(project, question, pieces, groups, coverage.node_mark)
     return {
         key: group.totals(present.get(key, set()), present_low.get(key, set()), question.needs_runs)
         for key, group in groups.items()

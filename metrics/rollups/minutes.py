@@ -1,0 +1,94 @@
+"""The minute rollups of the dirty hours (metrics.models.MinuteRollup and
+MinuteTrace), from the same dirty nodes as the hour rollups: one more
+grouping of them by minute, and one more window sort of the agents' minutes
+that had a fused node. Run by the refresh after the hour rollups, in the same
+transaction, so a minute's rows hold exactly its nodes up to the watermark."""
+
+from metrics.catalog import COUNTED, NODE_SUMS
+from metrics.models import MinuteRollup, MinuteTrace
+from metrics.rollups.schema import NO_DIMENSIONS, PLACEHOLDERS, mask_of
+from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
+
+MINUTE_ROLLUP, MINUTE_TRACE = MinuteRollup._meta.db_table, MinuteTrace._meta.db_table
+AGENT_MASK = mask_of(["agent_id"])
+MINUTE_MASKS = (NO_DIMENSIONS, AGENT_MASK)
+COUNTS = NODE_SUMS
+MINUTE = "date_trunc('minute', timestamp, 'UTC')"
+
+
+def recompute_minutes(cursor, bounds: dict) -> None:
+    """Reads metrics_dirty_nodes (left by the hour rollups' part) and drops it."""
+    cursor.execute(f"DELETE FROM {MINUTE_ROLLUP} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id "
+                   f"AND r.mask = ANY(%s) AND r.minute >= d.hour AND r.minute < d.hour + interval '1 hour'",
+                   [list(MINUTE_MASKS)])
+    cursor.execute(f"DELETE FROM {MINUTE_TRACE} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id "
+                   f"AND r.minute >= d.hour AND r.minute < d.hour + interval '1 hour'")
+    counted = ", ".join(f"COUNT(*) FILTER (WHERE {rule.sql()})::int AS {name}" for name, rule in COUNTED.items())
+    cursor.execute(
+        f"""
+        CREATE TEMP TABLE metrics_trace_minutes ON COMMIT DROP AS
+        SELECT project_id, {MINUTE} AS minute, trace_id, agent_id,
+            COUNT(*)::int AS nodes, COUNT(confidence)::int AS confidence_count,
+            COALESCE(SUM(confidence), 0) AS confidence_sum,
+            COALESCE(bool_or({HIGH_UNCERTAINTY.sql()}), false) AS low, {counted}
+        FROM metrics_dirty_nodes GROUP BY 1, 2, 3, 4
+        """
+    )
+    cursor.execute("ANALYZE metrics_trace_minutes")
+    cursor.execute(
+        f"INSERT INTO {MINUTE_TRACE} (project_id, minute, trace_pk, low) "
+        f"SELECT project_id, minute, trace_id, bool_or(low) FROM metrics_trace_minutes GROUP BY 1, 2, 3 ORDER BY 1, 2"
+    )
+    sums = ", ".join(f"SUM({name})" for name in COUNTS)
+    # ::int (one trace's counts in a minute fit): the sums over them are then bigint, not numeric.
+    per_trace_sums = ", ".join(f"SUM({name}){'' if name == 'confidence_sum' else '::int'} AS {name}" for name in COUNTS)
+    cursor.execute(
+        f"""
+        INSERT INTO {MINUTE_ROLLUP} (project_id, minute, mask, agent_id, traces, low_traces, {", ".join(COUNTS)},
+            run_prefix, run_suffix, run_best)
+        SELECT m.*, COALESCE(r.prefix, 0), COALESCE(r.suffix, 0), COALESCE(r.best, 0) FROM (
+            SELECT project_id, minute, {NO_DIMENSIONS}, {PLACEHOLDERS["agent_id"]}, COUNT(*), COUNT(*) FILTER (WHERE low),
+                {sums}
+            FROM (SELECT project_id, minute, trace_id, bool_or(low) AS low, {per_trace_sums}
+                  FROM metrics_trace_minutes GROUP BY 1, 2, 3) AS per_trace
+            GROUP BY 1, 2
+            UNION ALL
+            SELECT project_id, minute, {AGENT_MASK}, agent_id, COUNT(*), COUNT(*) FILTER (WHERE low), {sums}
+            FROM metrics_trace_minutes GROUP BY 1, 2, 4
+        ) AS m (project_id, minute, mask, agent_id)
+        LEFT JOIN ({minute_runs_sql()}) AS r
+            ON m.mask = {AGENT_MASK} AND r.project_id = m.project_id AND r.minute = m.minute AND r.agent_id = m.agent_id
+        ORDER BY m.mask, m.minute
+        """
+    )
+    cursor.execute("DROP TABLE metrics_dirty_nodes, metrics_trace_minutes")
+
+
+def minute_runs_sql() -> str:
+    """Gaps and islands per (minute, agent) that had a fused node, as the
+    hour rollups' runs (metrics.rollups.refresh.fused_runs_sql): the fused
+    nodes of one run have the same number of clear nodes before them."""
+    key = "project_id, minute, agent_id"
+    fused = FUSED.sql()
+    return f"""
+        SELECT {key}, MAX(length) AS best,
+            COALESCE(MAX(length) FILTER (WHERE first = 1), 0) AS prefix,
+            COALESCE(MAX(length) FILTER (WHERE last = total), 0) AS suffix
+        FROM (
+            SELECT {key}, MIN(pos) AS first, MAX(pos) AS last, COUNT(*) AS length, MAX(total) AS total
+            FROM (
+                SELECT {key}, {fused} AS fused, row_number() OVER w AS pos,
+                    SUM(CASE WHEN {fused} THEN 0 ELSE 1 END) OVER w AS others_before,
+                    COUNT(*) OVER (PARTITION BY {key}) AS total
+                FROM (
+                    SELECT n.*, {MINUTE} AS minute FROM metrics_dirty_nodes n
+                    JOIN (SELECT DISTINCT project_id, minute AS fused_minute, agent_id FROM metrics_trace_minutes
+                          WHERE fused > 0) f
+                    ON f.project_id = n.project_id AND f.agent_id = n.agent_id AND f.fused_minute = {MINUTE}
+                ) AS run_nodes
+                WINDOW w AS (PARTITION BY {key} ORDER BY timestamp, id ROWS UNBOUNDED PRECEDING)
+            ) AS seq
+            WHERE fused GROUP BY {key}, others_before
+        ) AS runs
+        GROUP BY {key}
+    """
