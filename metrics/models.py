@@ -155,14 +155,20 @@ class MinuteRollup(models.Model):
 
 
 class MinuteTrace(models.Model):
-    """A trace with production nodes in a minute: the distinct traces of a
+    """A trace's production nodes in a minute: the distinct traces of a
     window's whole minutes (a trace in two minutes counts once), which
-    metrics.windows.totals corrects for traces seen elsewhere in the window."""
+    metrics.windows.totals corrects for traces seen elsewhere in the window,
+    and the per-trace sums the trace-weighted figures add up
+    (metrics.windows.trace_weighted), as HourTrace's."""
 
     project = derived_project_key()
     minute = models.DateTimeField()
     trace_pk = models.BigIntegerField()
     low = models.BooleanField(default=False, help_text="A node below the project's high-uncertainty threshold.")
+    nodes = models.IntegerField(default=0)
+    fused = models.IntegerField(default=0)
+    confidence_count = models.IntegerField(default=0)
+    confidence_sum = models.FloatField(default=0.0)
 
     class Meta:
         indexes = [models.Index(fields=["project", "minute"], name="minutetrace_project_minute")]

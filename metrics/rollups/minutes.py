@@ -1,8 +1,10 @@
-"""The minute rollups of the dirty hours (metrics.models.MinuteRollup and
-MinuteTrace), from the same dirty nodes as the hour rollups: one more
-grouping of them by minute, and one more window sort of the agents' minutes
-that had a fused node. Run by the refresh after the hour rollups, in the same
-transaction, so a minute's rows hold exactly its nodes up to the watermark."""
+"""The minute rollups of the dirty minutes (metrics.models.MinuteRollup and
+MinuteTrace): those of new nodes, of nodes a fuse decision changed, every
+minute of a project rebuilt. A minute's rows depend on its nodes alone, so
+under steady ingest a refresh groups the last minute or two, not the hour the
+hour rollups recompute. Run by the refresh after the hour rollups, in the
+same transaction and from their dirty nodes, so a minute's rows hold exactly
+its nodes up to the watermark."""
 
 from metrics.catalog import COUNTED, NODE_SUMS
 from metrics.models import MinuteRollup, MinuteTrace
@@ -18,26 +20,31 @@ MINUTE = "date_trunc('minute', timestamp, 'UTC')"
 
 def recompute_minutes(cursor, bounds: dict) -> None:
     """Reads metrics_dirty_nodes (left by the hour rollups' part) and drops it."""
-    cursor.execute(f"DELETE FROM {MINUTE_ROLLUP} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id "
-                   f"AND r.mask = ANY(%s) AND r.minute >= d.hour AND r.minute < d.hour + interval '1 hour'",
-                   [list(MINUTE_MASKS)])
-    cursor.execute(f"DELETE FROM {MINUTE_TRACE} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id "
-                   f"AND r.minute >= d.hour AND r.minute < d.hour + interval '1 hour'")
+    cursor.execute(f"DELETE FROM {MINUTE_ROLLUP} r USING metrics_dirty_minutes d WHERE r.project_id = d.project_id "
+                   f"AND r.mask = ANY(%s) AND r.minute = d.minute", [list(MINUTE_MASKS)])
+    cursor.execute(f"DELETE FROM {MINUTE_TRACE} r USING metrics_dirty_minutes d WHERE r.project_id = d.project_id "
+                   f"AND r.minute = d.minute")
+    # The dirty hours' nodes, of the dirty minutes only: a live hour's other minutes keep their rows.
+    cursor.execute(f"CREATE TEMP TABLE metrics_minute_nodes ON COMMIT DROP AS SELECT n.*, {MINUTE} AS minute "
+                   f"FROM metrics_dirty_nodes n JOIN metrics_dirty_minutes d "
+                   f"ON d.project_id = n.project_id AND d.minute = {MINUTE}")
+    cursor.execute("ANALYZE metrics_minute_nodes")
     counted = ", ".join(f"COUNT(*) FILTER (WHERE {rule.sql()})::int AS {name}" for name, rule in COUNTED.items())
     cursor.execute(
         f"""
         CREATE TEMP TABLE metrics_trace_minutes ON COMMIT DROP AS
-        SELECT project_id, {MINUTE} AS minute, trace_id, agent_id,
+        SELECT project_id, minute, trace_id, agent_id,
             COUNT(*)::int AS nodes, COUNT(confidence)::int AS confidence_count,
             COALESCE(SUM(confidence), 0) AS confidence_sum,
             COALESCE(bool_or({HIGH_UNCERTAINTY.sql()}), false) AS low, {counted}
-        FROM metrics_dirty_nodes GROUP BY 1, 2, 3, 4
+        FROM metrics_minute_nodes GROUP BY 1, 2, 3, 4
         """
     )
     cursor.execute("ANALYZE metrics_trace_minutes")
     cursor.execute(
-        f"INSERT INTO {MINUTE_TRACE} (project_id, minute, trace_pk, low) "
-        f"SELECT project_id, minute, trace_id, bool_or(low) FROM metrics_trace_minutes GROUP BY 1, 2, 3 ORDER BY 1, 2"
+        f"INSERT INTO {MINUTE_TRACE} (project_id, minute, trace_pk, low, nodes, fused, confidence_count, "
+        f"confidence_sum) SELECT project_id, minute, trace_id, bool_or(low), SUM(nodes), SUM(fused), "
+        f"SUM(confidence_count), SUM(confidence_sum) FROM metrics_trace_minutes GROUP BY 1, 2, 3 ORDER BY 1, 2"
     )
     sums = ", ".join(f"SUM({name})" for name in COUNTS)
     # ::int (one trace's counts in a minute fit): the sums over them are then bigint, not numeric.
@@ -61,7 +68,7 @@ def recompute_minutes(cursor, bounds: dict) -> None:
         ORDER BY m.mask, m.minute
         """
     )
-    cursor.execute("DROP TABLE metrics_dirty_nodes, metrics_trace_minutes")
+    cursor.execute("DROP TABLE metrics_dirty_nodes, metrics_minute_nodes, metrics_trace_minutes")
 
 
 def minute_runs_sql() -> str:
@@ -81,10 +88,9 @@ def minute_runs_sql() -> str:
                     SUM(CASE WHEN {fused} THEN 0 ELSE 1 END) OVER w AS others_before,
                     COUNT(*) OVER (PARTITION BY {key}) AS total
                 FROM (
-                    SELECT n.*, {MINUTE} AS minute FROM metrics_dirty_nodes n
-                    JOIN (SELECT DISTINCT project_id, minute AS fused_minute, agent_id FROM metrics_trace_minutes
-                          WHERE fused > 0) f
-                    ON f.project_id = n.project_id AND f.agent_id = n.agent_id AND f.fused_minute = {MINUTE}
+                    SELECT n.* FROM metrics_minute_nodes n
+                    JOIN (SELECT DISTINCT project_id, minute, agent_id FROM metrics_trace_minutes WHERE fused > 0) f
+                    USING (project_id, minute, agent_id)
                 ) AS run_nodes
                 WINDOW w AS (PARTITION BY {key} ORDER BY timestamp, id ROWS UNBOUNDED PRECEDING)
             ) AS seq

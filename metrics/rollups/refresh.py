@@ -10,7 +10,8 @@ transaction with the new watermark:
   got a node, or a node of which got a fuse decision, since the last refresh
   (fuse decisions arriving after their node change old hours); a project never
   rolled up, or whose high-uncertainty threshold changed, is rebuilt whole;
-- minute rollups and minute traces (metrics.rollups.minutes) for the same hours;
+- minute rollups and minute traces (metrics.rollups.minutes) for the minutes
+  of those nodes (a minute's rows depend on its nodes alone);
 - trace spans are recomputed for the traces that got nodes, and review
   targets for new reviews and the reviews of those traces;
 - day histograms, day statistics (metrics.rollups.day_stats), hour fuse
@@ -164,7 +165,8 @@ def refresh_rollups() -> RefreshReport:
         mark.escalation_id = new_escalation
         mark.refreshed_at = timezone.now()
         mark.save()
-        cursor.execute(f"DROP TABLE IF EXISTS metrics_dirty_hours, metrics_rebuilt_projects, {OTHER_ENVIRONMENTS}")
+        cursor.execute(f"DROP TABLE IF EXISTS metrics_dirty_minutes, metrics_dirty_hours, metrics_rebuilt_projects, "
+                       f"{OTHER_ENVIRONMENTS}")
     if report.rebuilt_projects:
         with report.phase("vacuum/analyze rollups"):
             analyze_rollups()
@@ -222,8 +224,8 @@ def committed_high_ids() -> tuple[int, int, int, int]:
 
 
 def mark_dirty_hours(cursor, bounds: dict) -> int:
-    """Fills metrics_dirty_hours(project_id, hour) and metrics_rebuilt_projects;
-    returns how many projects are rebuilt whole."""
+    """Fills metrics_dirty_minutes(project_id, minute), metrics_dirty_hours(project_id, hour)
+    and metrics_rebuilt_projects; returns how many projects are rebuilt whole."""
     cursor.execute(
         f"""
         CREATE TEMP TABLE metrics_rebuilt_projects ON COMMIT DROP AS
@@ -236,8 +238,8 @@ def mark_dirty_hours(cursor, bounds: dict) -> int:
     )
     cursor.execute(
         f"""
-        CREATE TEMP TABLE metrics_dirty_hours ON COMMIT DROP AS
-        SELECT DISTINCT project_id, date_trunc('hour', timestamp, 'UTC') AS hour FROM (
+        CREATE TEMP TABLE metrics_dirty_minutes ON COMMIT DROP AS
+        SELECT DISTINCT project_id, date_trunc('minute', timestamp, 'UTC') AS minute FROM (
             SELECT n.project_id, n.timestamp FROM {NODE} n
             WHERE n.id > %(old_node)s AND n.id <= %(new_node)s
             UNION ALL
@@ -251,6 +253,9 @@ def mark_dirty_hours(cursor, bounds: dict) -> int:
         """,
         bounds,
     )
+    cursor.execute("CREATE TEMP TABLE metrics_dirty_hours ON COMMIT DROP AS "
+                   "SELECT DISTINCT project_id, date_trunc('hour', minute, 'UTC') AS hour FROM metrics_dirty_minutes")
+    cursor.execute("ANALYZE metrics_dirty_minutes")
     cursor.execute("ANALYZE metrics_dirty_hours")
     cursor.execute("SELECT COUNT(*) FROM metrics_rebuilt_projects")
     return cursor.fetchone()[0]

@@ -11,9 +11,11 @@ them. Over the traces with a node matching the filters in [start, end)
 
 Each trace's counts over the window are added up (a trace spanning hours sums
 them) from the hour traces (metrics.models.HourTrace) of the rolled hours (up
-to the watermark) and the raw rows of the rest (recent intervals whole, fresh
-parts past the watermark: metrics.windows.rollup_part), then averaged: one
-statement. The hour traces hold production, every node of a trace together
+to the watermark), the minute traces (metrics.models.MinuteTrace) of the
+whole minutes of recent intervals the minute rollups hold, when unfiltered
+(metrics.windows.minute_part), and the raw rows of the rest (recent intervals,
+fresh parts past the watermark: metrics.windows.rollup_part), then averaged:
+one statement. The hour traces hold production, every node of a trace together
 and by agent (a node has one agent, so a trace's rows of the agents asked add
 up to its matching nodes); a window filtered by another dimension, a model or
 of another environment is grouped from its raw rows, in the same statement
@@ -25,17 +27,18 @@ from django.db.models.functions import Cast
 
 from core.dialect import is_postgres
 from core.replica import reading_connection
-from metrics.models import HourTrace, TraceSpan
+from metrics.models import HourTrace, MinuteTrace, TraceSpan
 from metrics.questions import Filters, Question
 from metrics.rollups.schema import NO_DIMENSIONS, NODE, mask_of
 from metrics.rollups.snapshot import one_snapshot
 from metrics.rollups.sql import filters_sql, intervals_sql, node_filters_sql
+from metrics.windows import minute_part
 from metrics.windows.rollup_part import Coverage, cut
 from metrics.windows.scan import matching_nodes
 from provenance.vocabulary import FUSED
 
 FIGURES = ("traces", "traces_with_fuse_share", "mean_trace_fuse_rate", "mean_trace_confidence")
-HOUR_TRACE, SPAN = HourTrace._meta.db_table, TraceSpan._meta.db_table
+HOUR_TRACE, SPAN, MINUTE_TRACE = HourTrace._meta.db_table, TraceSpan._meta.db_table, MinuteTrace._meta.db_table
 
 
 def figures(project, start, end, filters: Filters = Filters(), use_rollups: bool = True) -> dict:
@@ -46,7 +49,15 @@ def figures(project, start, end, filters: Filters = Filters(), use_rollups: bool
         if coverage is None:
             return stitched(project, [], [(start, end)], filters)
         [piece] = cut(Question(start, end, filters), coverage)
-        return stitched(project, piece.rolled, piece.recent, filters, piece.fresh, coverage.node_mark)
+        recent, held = piece.recent, []
+        if not filters.dimensions:
+            # Unfiltered: the whole minutes of the recent intervals from the minute traces.
+            recent = []
+            for interval in piece.recent:
+                raw, whole = minute_part.split(coverage, *interval)
+                recent += raw
+                held += whole
+        return stitched(project, piece.rolled, recent, filters, piece.fresh, coverage.node_mark, held)
 
 
 def in_hour_traces(filters: Filters) -> bool:
@@ -54,9 +65,10 @@ def in_hour_traces(filters: Filters) -> bool:
 
 
 def stitched(project, rolled: list[tuple], recent: list[tuple], filters: Filters, fresh: list[tuple] = (),
-             node_mark: int = 0) -> dict:
-    """The figures over the hour traces of the `rolled` hour ranges and the raw
-    rows of the `recent` intervals and, past `node_mark`, of the `fresh` ones.
+             node_mark: int = 0, held: list[tuple] = ()) -> dict:
+    """The figures over the hour traces of the `rolled` hour ranges, the minute
+    traces of the `held` minute ranges (unfiltered only) and the raw rows of
+    the `recent` intervals and, past `node_mark`, of the `fresh` ones.
     Only a trace with rows in two rolled hours (it has trace spans), in a
     recent interval or of several agents asked is added up per trace: most are
     whole in one hour's row, and grouping every one of them was most of the
@@ -71,16 +83,27 @@ def stitched(project, rolled: list[tuple], recent: list[tuple], filters: Filters
     # Several agents: a trace has a row per agent in one hour, so every row is added up per trace.
     several = "true" if isinstance(filters.agent_id, tuple) else "false"
     # Recent counts are cast to the hour traces' int: bigint would make their sums numeric, several times slower.
+    raw = f"""
+        SELECT n.trace_id AS trace_pk, COUNT(*)::int AS nodes,
+            COUNT(*) FILTER (WHERE {FUSED.sql("n")})::int AS fused, COUNT(n.confidence)::int AS confidence_count,
+            SUM(n.confidence) AS confidence_sum
+        FROM {NODE} n WHERE n.project_id = %s AND ({recent_sql} OR (n.id > %s AND {fresh_sql})) AND {matching}
+        GROUP BY n.trace_id
+    """
+    raw_params = [project.pk, *recent_params, node_mark, *fresh_params, *matching_params]
+    if held:
+        held_sql, held_params = intervals_sql("minute", held)
+        raw = f"""
+            SELECT trace_pk, SUM(nodes)::int AS nodes, SUM(fused)::int AS fused,
+                SUM(confidence_count)::int AS confidence_count, SUM(confidence_sum) AS confidence_sum
+            FROM ({raw} UNION ALL SELECT trace_pk, {sums} FROM {MINUTE_TRACE} WHERE project_id = %s AND {held_sql})
+            AS parts GROUP BY trace_pk
+        """
+        raw_params += [project.pk, *held_params]
     with reading_connection().cursor() as cursor:
         cursor.execute(
             f"""
-            WITH recent AS MATERIALIZED (
-                SELECT n.trace_id AS trace_pk, COUNT(*)::int AS nodes,
-                    COUNT(*) FILTER (WHERE {FUSED.sql("n")})::int AS fused, COUNT(n.confidence)::int AS confidence_count,
-                    SUM(n.confidence) AS confidence_sum
-                FROM {NODE} n WHERE n.project_id = %s AND ({recent_sql} OR (n.id > %s AND {fresh_sql})) AND {matching}
-                GROUP BY n.trace_id
-            ), rolled AS MATERIALIZED (
+            WITH recent AS MATERIALIZED ({raw}), rolled AS MATERIALIZED (
                 SELECT trace_pk, {sums},
                     {several} OR trace_pk IN (SELECT trace_pk FROM {SPAN} WHERE project_id = %s
                                               AND mask = {NO_DIMENSIONS} AND {rolled_sql})
@@ -99,8 +122,8 @@ def stitched(project, rolled: list[tuple], recent: list[tuple], filters: Filters
                 AVG(confidence_sum / NULLIF(confidence_count, 0))
             FROM per_trace
             """,
-            [project.pk, *recent_params, node_mark, *fresh_params, *matching_params, project.pk, *rolled_params, project.pk,
-             mask_of(filters.dimensions), *agent_params, *rolled_params],
+            [*raw_params, project.pk, *rolled_params, project.pk, mask_of(filters.dimensions), *agent_params,
+             *rolled_params],
         )
         traces, with_fuse, mean_rate, mean_confidence = cursor.fetchone()
     return shaped(traces, with_fuse, mean_rate, mean_confidence)

@@ -13,7 +13,7 @@ from metrics.models import MinuteRollup, MinuteTrace
 from metrics.questions import Filters, Question
 from metrics.rollups.refresh import refresh_rollups
 from metrics.values import answer
-from metrics.windows import minute_part, minute_series, rollup_part
+from metrics.windows import minute_part, minute_series, rollup_part, trace_weighted
 from tests.metrics.traffic import AGENTS, STEPS, fuse_loop_events, late_fuse_events, post_in_batches, workflow_events
 from tests.metrics.windows.test_rollups import assert_same_as_raw
 from tests.support.events import BASE_TIME, node_event
@@ -72,6 +72,10 @@ def test_the_whole_minutes_of_a_partial_hour_are_read_from_the_minute_rollups(pr
     MinuteRollup.objects.filter(project=project, mask=0, minute=BASE_TIME + timedelta(minutes=10)).update(nodes=1000)
     [(_, after)] = answer(project, [window])
     assert after[(window.start, None)].nodes == 50 - 1 + 1000
+    # So are the trace-weighted figures: the trace's minute rows, and its two raw nodes.
+    assert trace_weighted.figures(project, window.start, window.end)["mean_trace_fuse_rate"] == 0
+    MinuteTrace.objects.filter(project=project, minute=BASE_TIME + timedelta(minutes=10)).update(fused=50)
+    assert trace_weighted.figures(project, window.start, window.end)["mean_trace_fuse_rate"] == 1
     # A node past the watermark makes its minute raw again.
     ingest(node_event("late", "t", seconds=600 + 40))
     [(_, late)] = answer(project, [window])
