@@ -37,7 +37,32 @@ class Dimensions(models.Model):
         abstract = True
 
 
-class HourRollup(Dimensions):
+class RollupSums(models.Model):
+    """A rollup row's figures over its period (an hour, a minute): the
+    additive figures of metrics.catalog.Totals, under the same names, and,
+    for rows grouped by agent, the fused runs of the period's node sequence
+    (metrics.windows.fused_runs.Run)."""
+
+    nodes = models.IntegerField(default=0)
+    traces = models.IntegerField(default=0, help_text="Distinct traces within the period.")
+    confidence_count = models.IntegerField(default=0)
+    confidence_sum = models.FloatField(default=0.0)
+    low_traces = models.IntegerField(default=0, help_text="Distinct traces with a high-uncertainty node in the period.")
+    accepted = models.IntegerField(default=0)
+    downweighted = models.IntegerField(default=0)
+    fused = models.IntegerField(default=0)
+    failed = models.IntegerField(default=0)
+    retried = models.IntegerField(default=0)
+    retried_ok = models.IntegerField(default=0)
+    run_prefix = models.IntegerField(default=0)
+    run_suffix = models.IntegerField(default=0)
+    run_best = models.IntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+
+class HourRollup(Dimensions, RollupSums):
     """One hour of one project's nodes, for every combination of filter
     dimensions: `mask` says which dimensions the row is grouped by
     (metrics.rollups.schema.mask_of); the others hold placeholders. A filtered
@@ -47,21 +72,6 @@ class HourRollup(Dimensions):
     project = derived_project_key()
     hour = models.DateTimeField()
     mask = models.SmallIntegerField()
-    nodes = models.IntegerField(default=0)
-    traces = models.IntegerField(default=0, help_text="Distinct traces within this hour.")
-    confidence_count = models.IntegerField(default=0)
-    confidence_sum = models.FloatField(default=0.0)
-    low_traces = models.IntegerField(default=0, help_text="Distinct traces with a high-uncertainty node this hour.")
-    accepted = models.IntegerField(default=0)
-    downweighted = models.IntegerField(default=0)
-    fused = models.IntegerField(default=0)
-    failed = models.IntegerField(default=0)
-    retried = models.IntegerField(default=0)
-    retried_ok = models.IntegerField(default=0)
-    # Fused runs of the hour's node sequence, for masks that include agent_id.
-    run_prefix = models.IntegerField(default=0)
-    run_suffix = models.IntegerField(default=0)
-    run_best = models.IntegerField(default=0)
 
     class Meta:
         indexes = [models.Index(fields=["project", "mask", "hour"], name="rollup_project_mask_hour")]
@@ -120,32 +130,18 @@ class HourTrace(models.Model):
         return f"trace {self.trace_pk} at {self.hour:%Y-%m-%d %H}h mask {self.mask}: {self.nodes} node(s)"
 
 
-class MinuteRollup(models.Model):
+class MinuteRollup(RollupSums):
     """One minute of one project's nodes, all together (mask NO_DIMENSIONS)
     and per agent (the agent mask): the additive figures of HourRollup, the
     minute's distinct traces and, per agent, the fused runs of its node
     sequence. They answer the whole minutes of a window's partial hours
     (metrics.windows.minute_part), which under steady ingest hold up to an
-    hour of nodes each; recomputed with the hour rollups (the same dirty hours)."""
+    hour of nodes each; refreshed by dirty minute (metrics.rollups.minutes)."""
 
     project = derived_project_key()
     minute = models.DateTimeField()
     mask = models.SmallIntegerField()
     agent_id = models.CharField(max_length=255, default="")
-    nodes = models.IntegerField(default=0)
-    traces = models.IntegerField(default=0, help_text="Distinct traces within this minute.")
-    confidence_count = models.IntegerField(default=0)
-    confidence_sum = models.FloatField(default=0.0)
-    low_traces = models.IntegerField(default=0, help_text="Distinct traces with a high-uncertainty node this minute.")
-    accepted = models.IntegerField(default=0)
-    downweighted = models.IntegerField(default=0)
-    fused = models.IntegerField(default=0)
-    failed = models.IntegerField(default=0)
-    retried = models.IntegerField(default=0)
-    retried_ok = models.IntegerField(default=0)
-    run_prefix = models.IntegerField(default=0)
-    run_suffix = models.IntegerField(default=0)
-    run_best = models.IntegerField(default=0)
 
     class Meta:
         indexes = [models.Index(fields=["project", "mask", "minute"], name="minuterollup_mask_minute")]

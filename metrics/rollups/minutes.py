@@ -8,8 +8,9 @@ its nodes up to the watermark."""
 
 from metrics.catalog import COUNTED, NODE_SUMS
 from metrics.models import MinuteRollup, MinuteTrace
+from metrics.rollups.fused_runs import runs_sql
 from metrics.rollups.schema import NO_DIMENSIONS, PLACEHOLDERS, mask_of
-from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
+from provenance.vocabulary import HIGH_UNCERTAINTY
 
 MINUTE_ROLLUP, MINUTE_TRACE = MinuteRollup._meta.db_table, MinuteTrace._meta.db_table
 AGENT_MASK = mask_of(["agent_id"])
@@ -72,29 +73,7 @@ def recompute_minutes(cursor, bounds: dict) -> None:
 
 
 def minute_runs_sql() -> str:
-    """Gaps and islands per (minute, agent) that had a fused node, as the
-    hour rollups' runs (metrics.rollups.refresh.fused_runs_sql): the fused
-    nodes of one run have the same number of clear nodes before them."""
-    key = "project_id, minute, agent_id"
-    fused = FUSED.sql()
-    return f"""
-        SELECT {key}, MAX(length) AS best,
-            COALESCE(MAX(length) FILTER (WHERE first = 1), 0) AS prefix,
-            COALESCE(MAX(length) FILTER (WHERE last = total), 0) AS suffix
-        FROM (
-            SELECT {key}, MIN(pos) AS first, MAX(pos) AS last, COUNT(*) AS length, MAX(total) AS total
-            FROM (
-                SELECT {key}, {fused} AS fused, row_number() OVER w AS pos,
-                    SUM(CASE WHEN {fused} THEN 0 ELSE 1 END) OVER w AS others_before,
-                    COUNT(*) OVER (PARTITION BY {key}) AS total
-                FROM (
-                    SELECT n.* FROM metrics_minute_nodes n
-                    JOIN (SELECT DISTINCT project_id, minute, agent_id FROM metrics_trace_minutes WHERE fused > 0) f
-                    USING (project_id, minute, agent_id)
-                ) AS run_nodes
-                WINDOW w AS (PARTITION BY {key} ORDER BY timestamp, id ROWS UNBOUNDED PRECEDING)
-            ) AS seq
-            WHERE fused GROUP BY {key}, others_before
-        ) AS runs
-        GROUP BY {key}
-    """
+    """Fused runs per (minute, agent) that had a fused node, as the hour rollups'."""
+    return runs_sql("project_id, minute, agent_id", "(SELECT n.* FROM metrics_minute_nodes n JOIN (SELECT DISTINCT "
+                    "project_id, minute, agent_id FROM metrics_trace_minutes WHERE fused > 0) f "
+                    "USING (project_id, minute, agent_id)) AS run_nodes")

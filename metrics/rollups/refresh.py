@@ -48,6 +48,7 @@ from metrics.models import (
     Watermark,
 )
 from metrics.rollups.day_stats import add_day_stats
+from metrics.rollups.fused_runs import runs_sql
 from metrics.rollups.hour_ranges import in_hours_sql
 from metrics.rollups.minutes import recompute_minutes
 from metrics.rollups.policy import refresh_policy_hours
@@ -76,7 +77,7 @@ from metrics.rollups.schema import (
     review_target_sql,
 )
 from metrics.rollups.values import DEFAULT_ENVIRONMENT
-from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
+from provenance.vocabulary import HIGH_UNCERTAINTY
 
 TARGET, ROLLUP, SPAN = ReviewTarget._meta.db_table, HourRollup._meta.db_table, TraceSpan._meta.db_table
 HISTOGRAM, REASON = DayHistogram._meta.db_table, HourFuseReason._meta.db_table
@@ -377,32 +378,11 @@ def mask_rollup(mask: int) -> str:
 
 
 def fused_runs_sql(mask: int) -> str:
-    """Gaps and islands per (hour, agent, the mask's other dimensions): the
-    fused nodes of one run have the same number of other nodes before them in
-    the hour's sequence (one sort a mask; the count of all nodes, for the
-    suffix, shares it). The rows (key, mask, best, prefix, suffix) of the
-    mask's groups that had a fused node; the others keep zeros."""
+    """The rows (key, mask, best, prefix, suffix) of the mask's (hour, agent,
+    other dimensions) groups that had a fused node; the others keep zeros."""
     columns = mask_columns(mask)
-    key = ", ".join(["project_id", "hour", *columns])
-    dimensions = mask_dimensions(columns)
-    fused = FUSED.sql()
-    return f"""
-        SELECT project_id, hour, {mask} AS mask, {dimensions}, MAX(length) AS best,
-            COALESCE(MAX(length) FILTER (WHERE first = 1), 0) AS prefix,
-            COALESCE(MAX(length) FILTER (WHERE last = total), 0) AS suffix
-        FROM (
-            SELECT {key}, MIN(pos) AS first, MAX(pos) AS last, COUNT(*) AS length, MAX(total) AS total
-            FROM (
-                SELECT {key}, {fused} AS fused, row_number() OVER w AS pos,
-                    SUM(CASE WHEN {fused} THEN 0 ELSE 1 END) OVER w AS others_before,
-                    COUNT(*) OVER (PARTITION BY {key}) AS total
-                FROM metrics_run_nodes
-                WINDOW w AS (PARTITION BY {key} ORDER BY timestamp, id ROWS UNBOUNDED PRECEDING)
-            ) AS seq
-            WHERE fused GROUP BY {key}, others_before
-        ) AS runs
-        GROUP BY {key}
-    """
+    return runs_sql(", ".join(["project_id", "hour", *columns]), "metrics_run_nodes",
+                    f"project_id, hour, {mask} AS mask, {mask_dimensions(columns)}")
 
 
 def recompute_trace_spans(cursor, bounds: dict) -> None:
