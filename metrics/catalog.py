@@ -70,6 +70,8 @@ COUNTED = {"accepted": ACCEPTED, "downweighted": DOWNWEIGHTED, "fused": FUSED, "
 SUMS = tuple(f.name for f in fields(Totals) if f.name != "longest_fused_run")
 # Those a rollup row sums over its nodes (distinct traces are counted, not summed).
 NODE_SUMS = tuple(name for name in SUMS if name not in ("traces", "low_traces"))
+# Those summed as floats (the others are counts).
+FLOAT_SUMS = tuple(f.name for f in fields(Totals) if f.type in (float, "float"))
 
 
 def ratio(part: str, whole: str) -> Callable[[Totals], float]:

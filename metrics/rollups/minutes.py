@@ -6,16 +6,14 @@ hour rollups recompute. Run by the refresh after the hour rollups, in the
 same transaction and from their dirty nodes, so a minute's rows hold exactly
 its nodes up to the watermark."""
 
-from metrics.catalog import COUNTED, NODE_SUMS
+from metrics.catalog import COUNTED, FLOAT_SUMS, NODE_SUMS
 from metrics.models import MinuteRollup, MinuteTrace
 from metrics.rollups.fused_runs import runs_sql
-from metrics.rollups.schema import NO_DIMENSIONS, PLACEHOLDERS, mask_of
+from metrics.rollups.schema import AGENT_MASK, NO_DIMENSIONS, PLACEHOLDERS
 from provenance.vocabulary import HIGH_UNCERTAINTY
 
 MINUTE_ROLLUP, MINUTE_TRACE = MinuteRollup._meta.db_table, MinuteTrace._meta.db_table
-AGENT_MASK = mask_of(["agent_id"])
 MINUTE_MASKS = (NO_DIMENSIONS, AGENT_MASK)
-COUNTS = NODE_SUMS
 MINUTE = "date_trunc('minute', timestamp, 'UTC')"
 
 
@@ -47,12 +45,12 @@ def recompute_minutes(cursor, bounds: dict) -> None:
         f"confidence_sum) SELECT project_id, minute, trace_id, bool_or(low), SUM(nodes), SUM(fused), "
         f"SUM(confidence_count), SUM(confidence_sum) FROM metrics_trace_minutes GROUP BY 1, 2, 3 ORDER BY 1, 2"
     )
-    sums = ", ".join(f"SUM({name})" for name in COUNTS)
+    sums = ", ".join(f"SUM({name})" for name in NODE_SUMS)
     # ::int (one trace's counts in a minute fit): the sums over them are then bigint, not numeric.
-    per_trace_sums = ", ".join(f"SUM({name}){'' if name == 'confidence_sum' else '::int'} AS {name}" for name in COUNTS)
+    per_trace_sums = ", ".join(f"SUM({name}){'' if name in FLOAT_SUMS else '::int'} AS {name}" for name in NODE_SUMS)
     cursor.execute(
         f"""
-        INSERT INTO {MINUTE_ROLLUP} (project_id, minute, mask, agent_id, traces, low_traces, {", ".join(COUNTS)},
+        INSERT INTO {MINUTE_ROLLUP} (project_id, minute, mask, agent_id, traces, low_traces, {", ".join(NODE_SUMS)},
             run_prefix, run_suffix, run_best)
         SELECT m.*, COALESCE(r.prefix, 0), COALESCE(r.suffix, 0), COALESCE(r.best, 0) FROM (
             SELECT project_id, minute, {NO_DIMENSIONS}, {PLACEHOLDERS["agent_id"]}, COUNT(*), COUNT(*) FILTER (WHERE low),

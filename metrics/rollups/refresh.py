@@ -24,13 +24,13 @@ Running it twice changes nothing the second time.
 
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from core.dialect import is_postgres
-from metrics.catalog import COUNTED, NODE_SUMS, Totals
+from metrics.catalog import COUNTED, FLOAT_SUMS, NODE_SUMS
 from metrics.models import (
     DayHistogram,
     DayStat,
@@ -53,6 +53,7 @@ from metrics.rollups.hour_ranges import in_hours_sql
 from metrics.rollups.minutes import recompute_minutes
 from metrics.rollups.policy import refresh_policy_hours
 from metrics.rollups.schema import (
+    AGENT_MASK,
     AGENT_MASKS,
     DIMENSIONS,
     EDGE,
@@ -72,7 +73,6 @@ from metrics.rollups.schema import (
     bin_sql,
     histogram_values_sql,
     mask_columns,
-    mask_of,
     production_sql,
     review_target_sql,
 )
@@ -88,10 +88,8 @@ ADVISORY_LOCK = 0x6D657472  # "metr"
 # The provenance tables the refresh reads.
 SOURCES = (NODE, FUSE, REVIEW, ESCALATION, TRACE, EDGE)
 PRODUCTION_NODE = production_sql("n.trace_id")
-AGENT_MASK = mask_of(["agent_id"])
 # Summed per (hour, trace, dimensions), then per mask; traces and low_traces are counted apart.
 COUNTS = NODE_SUMS
-FLOAT_SUMS = tuple(f.name for f in fields(Totals) if f.type in (float, "float"))
 
 
 @dataclass

@@ -59,6 +59,7 @@ MASKS = range(1 << len(DIMENSIONS))
 NO_DIMENSIONS = mask_of([])
 EVERY_DIMENSION = mask_of(DIMENSIONS)
 AGENT_MASKS = [mask for mask in MASKS if "agent_id" in mask_columns(mask)]
+AGENT_MASK = mask_of(["agent_id"])  # rows grouped by agent alone
 SINGLE_DIMENSION_MASKS = {mask_of([column]): column for column in DIMENSIONS}
 
 # ---- histogram grid: bin b holds the values in [b / BIN_SCALE, (b + 1) / BIN_SCALE)

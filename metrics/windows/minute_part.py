@@ -20,8 +20,7 @@ from datetime import datetime, timedelta
 from metrics.catalog import NODE_SUMS
 from metrics.models import MinuteRollup, MinuteTrace
 from metrics.questions import Question, bucket_floor
-from metrics.rollups.minutes import AGENT_MASK
-from metrics.rollups.schema import NO_DIMENSIONS
+from metrics.rollups.schema import AGENT_MASK, NO_DIMENSIONS
 from metrics.rollups.sql import fetch, filters_sql, interval_index_sql, intervals_sql
 from metrics.windows.fused_runs import Run
 
@@ -61,6 +60,16 @@ def split(coverage, start: datetime, end: datetime) -> tuple[list[tuple], list[t
         minute += MINUTE
     if minute < end:
         add_interval(raw, minute, end)
+    return raw, held
+
+
+def split_parts(coverage, parts: list[tuple]) -> tuple[list[tuple], list[tuple]]:
+    """`split` of every (key, start, end) part: (raw parts, held parts), each keeping its key."""
+    raw, held = [], []
+    for key, start, end in parts:
+        raw_intervals, held_intervals = split(coverage, start, end)
+        raw += [(key, *interval) for interval in raw_intervals]
+        held += [(key, *interval) for interval in held_intervals]
     return raw, held
 
 

@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from metrics.catalog import NODE_SUMS, Totals
 from metrics.questions import Question, buckets
-from metrics.rollups.minutes import AGENT_MASK
+from metrics.rollups.schema import AGENT_MASK
 from metrics.windows import minute_part, scan
 
 MINUTE = timedelta(minutes=1)

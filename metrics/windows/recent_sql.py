@@ -27,12 +27,7 @@ def add(project, question, pieces, groups, coverage) -> None:
     their whole minutes the minute rollups hold from those, the rest from the rows."""
     parts = [(piece.key, start, end) for piece in pieces for start, end in piece.recent]
     if parts and minute_part.holds_question(question):
-        parts, held = [], parts
-        minutes = []
-        for key, start, end in held:
-            raw, whole = minute_part.split(coverage, start, end)
-            parts += [(key, *interval) for interval in raw]
-            minutes += [(key, *interval) for interval in whole]
+        parts, minutes = minute_part.split_parts(coverage, parts)
         if minutes:
             minute_part.add(project, question, minutes, groups)
     if not parts:

@@ -52,11 +52,8 @@ def figures(project, start, end, filters: Filters = Filters(), use_rollups: bool
         recent, held = piece.recent, []
         if not filters.dimensions:
             # Unfiltered: the whole minutes of the recent intervals from the minute traces.
-            recent = []
-            for interval in piece.recent:
-                raw, whole = minute_part.split(coverage, *interval)
-                recent += raw
-                held += whole
+            raw, whole = minute_part.split_parts(coverage, [(None, *interval) for interval in piece.recent])
+            recent, held = [(start, end) for _, start, end in raw], [(start, end) for _, start, end in whole]
         return stitched(project, piece.rolled, recent, filters, piece.fresh, coverage.node_mark, held)
 
 
