@@ -14,7 +14,8 @@ partial hour, which the hour rollups cannot answer. This lays out the same:
    itself) into a scratch database, recreated, dropped unless --keep.
 2. Builds the rollups, then ingests a minute of new nodes at the same rate
    (through the ingest, in process) and refreshes again, timed, with the
-   seconds of its minute-rollup part: the steady state of a live project.
+   seconds of each part: the steady state of a live project. Then the same
+   with the hour rollups regrouped whole, as before they were folded in.
 3. Ingests 20 more seconds of nodes, left past the watermark (a live
    project's between two refreshes), then times the Overview's computation
    (median of --runs) over the window starting 10 minutes into the data
@@ -27,6 +28,7 @@ import argparse
 import json
 import sys
 import time
+from contextlib import nullcontext
 from datetime import timedelta
 from pathlib import Path
 from unittest import mock
@@ -82,6 +84,19 @@ def without_minute_rows():
         mock.patch.object(minute_series, "holds_question", lambda question: False)
 
 
+def regrouping_hours():
+    """The refresh as before it folded hours in: every dirty hour regrouped whole."""
+    from metrics.rollups import appended_hours
+
+    plan = appended_hours.plan
+
+    def everything_whole(cursor, bounds):
+        cursor.execute("UPDATE metrics_dirty_hours SET whole = true")
+        plan(cursor, bounds)
+
+    return mock.patch.object(appended_hours, "plan", everything_whole)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", type=int, default=1_280_000)
@@ -113,10 +128,12 @@ def main() -> None:
             print(f"rollups built: {refresh_rollups()}")
         else:
             print("reused the kept database: its data is older by the time since")
-        new_nodes(project, 60, rate, f"steady-{time.time():.0f}")
-        report = refresh_rollups()
-        print(f"steady-state refresh after a minute of nodes: {report}")
-        print("  its parts: " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in report.phases.items()))
+        for label, forced in (("hours folded in", nullcontext()), ("hours regrouped whole", regrouping_hours())):
+            new_nodes(project, 60, rate, f"steady-{time.time():.0f}")
+            with forced:
+                report = refresh_rollups()
+            print(f"steady-state refresh after a minute of nodes, {label}: {report}")
+            print("  its parts: " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in report.phases.items()))
         print(f"{new_nodes(project, 20, rate, f'unrolled-{time.time():.0f}'):,} nodes left past the watermark")
 
         now = timezone.now()

@@ -156,6 +156,8 @@ class Fuse(models.Model):
         indexes = [
             models.Index(fields=["project", "product_id"], name="fuse_product"),
             models.Index(fields=["project", "timestamp"], name="fuse_project_time"),
+            # The refresh reads the decisions of the traces that got news (metrics.rollups.policy).
+            models.Index(fields=["project", "trace_id", "timestamp"], name="fuse_trace_time"),
         ]
 
     def __str__(self):

@@ -17,17 +17,18 @@ MAX_RANGES = 32
 HOUR = timedelta(hours=1)
 
 
-def hour_ranges(cursor, hours_table: str) -> list[tuple[int, object, object]]:
+def hour_ranges(cursor, hours_table: str, since: str = "hour") -> list[tuple[int, object, object]]:
     """(project, start, end) ranges covering every hour of `hours_table`
-    (columns project_id, hour): consecutive hours are one range, and past
+    (columns project_id, hour), each from its column `since` (a moment in
+    the hour; by default its start): consecutive hours are one range, and past
     MAX_RANGES the narrowest gaps of a project are closed."""
-    cursor.execute(f"SELECT project_id, hour FROM {hours_table} ORDER BY project_id, hour")
+    cursor.execute(f"SELECT project_id, hour, {since} FROM {hours_table} ORDER BY project_id, hour")
     runs: list[list] = []
-    for project, hour in cursor.fetchall():
+    for project, hour, start in cursor.fetchall():
         if runs and runs[-1][0] == project and runs[-1][2] == hour:
             runs[-1][2] = hour + HOUR
         else:
-            runs.append([project, hour, hour + HOUR])
+            runs.append([project, start, hour + HOUR])
     if len(runs) > MAX_RANGES:
         gaps = sorted((runs[i + 1][1] - runs[i][2], i) for i in range(len(runs) - 1) if runs[i][0] == runs[i + 1][0])
         closed = {i for _, i in gaps[:len(runs) - MAX_RANGES]}
@@ -41,11 +42,12 @@ def hour_ranges(cursor, hours_table: str) -> list[tuple[int, object, object]]:
     return [tuple(run) for run in runs]
 
 
-def in_hours_sql(cursor, hours_table: str, alias: str, prefix: str) -> tuple[str, dict]:
+def in_hours_sql(cursor, hours_table: str, alias: str, prefix: str, since: str = "hour") -> tuple[str, dict]:
     """A condition on `alias`'s (project_id, timestamp) that keeps at least
-    the rows in the hours of `hours_table`, and its named parameters (named
-    `prefix`_…): the caller joins on the hour itself for exactness."""
-    ranges = hour_ranges(cursor, hours_table)
+    the rows in the hours of `hours_table` (from their `since`, as
+    hour_ranges), and its named parameters (named `prefix`_…): the caller
+    joins on the hour itself for exactness."""
+    ranges = hour_ranges(cursor, hours_table, since)
     if not ranges:
         return "FALSE", {}
     clauses, params = [], {}

@@ -30,7 +30,7 @@ from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from core.dialect import is_postgres
-from metrics.catalog import COUNTED, FLOAT_SUMS, NODE_SUMS
+from metrics.catalog import NODE_SUMS
 from metrics.models import (
     DayHistogram,
     DayStat,
@@ -47,13 +47,22 @@ from metrics.models import (
     TraceSpan,
     Watermark,
 )
+from metrics.rollups import appended_hours
 from metrics.rollups.day_stats import add_day_stats
-from metrics.rollups.fused_runs import runs_sql
+from metrics.rollups.hour_groups import (
+    NODE_COLUMNS,
+    NODE_SOURCE,
+    PRODUCTION_NODE,
+    insert_hour_traces,
+    mask_rollup,
+    mask_runs_sql,
+    same_group_sql,
+    trace_hours_sql,
+)
 from metrics.rollups.hour_ranges import in_hours_sql
 from metrics.rollups.minutes import recompute_minutes
 from metrics.rollups.policy import refresh_policy_hours
 from metrics.rollups.schema import (
-    AGENT_MASK,
     AGENT_MASKS,
     DIMENSIONS,
     EDGE,
@@ -72,7 +81,6 @@ from metrics.rollups.schema import (
     TRACE,
     bin_sql,
     histogram_values_sql,
-    mask_columns,
     production_sql,
     review_target_sql,
 )
@@ -87,7 +95,6 @@ ROLLUP_MODELS = (HourRollup, HourTrace, MinuteRollup, MinuteTrace, TraceSpan, Da
 ADVISORY_LOCK = 0x6D657472  # "metr"
 # The provenance tables the refresh reads.
 SOURCES = (NODE, FUSE, REVIEW, ESCALATION, TRACE, EDGE)
-PRODUCTION_NODE = production_sql("n.trace_id")
 # Summed per (hour, trace, dimensions), then per mask; traces and low_traces are counted apart.
 COUNTS = NODE_SUMS
 
@@ -98,6 +105,7 @@ class RefreshReport:
     nodes: int = 0
     fuses: int = 0
     hours: int = 0
+    folded_hours: int = 0  # of those, hours that only got new nodes, folded into their rows (not regrouped)
     rebuilt_projects: int = 0
     seconds: float = 0.0
     # Seconds per part of the refresh, in the order they ran (what bench/rollups.py attributes the cost by).
@@ -114,7 +122,8 @@ class RefreshReport:
     def __str__(self):
         if self.skipped:
             return "skipped: another refresh is running or ingest held the tables too long"
-        return (f"{self.nodes} new node(s), {self.fuses} new fuse decision(s), {self.hours} hour(s) recomputed, "
+        return (f"{self.nodes} new node(s), {self.fuses} new fuse decision(s), {self.hours} hour(s) recomputed "
+                f"({self.folded_hours} folded in), "
                 f"{self.rebuilt_projects} project(s) rebuilt in {self.seconds:.2f} s")
 
 
@@ -154,6 +163,8 @@ def refresh_rollups() -> RefreshReport:
             with report.phase(name):
                 part(cursor, bounds)
         record_rolled_projects(cursor)
+        cursor.execute("SELECT COUNT(*) FILTER (WHERE NOT whole) FROM metrics_dirty_hours")
+        report.folded_hours = cursor.fetchone()[0]
         cursor.execute(
             f"SELECT (SELECT COUNT(*) FROM {NODE} WHERE id > %(old_node)s AND id <= %(new_node)s), "
             f"(SELECT COUNT(*) FROM {FUSE} WHERE id > %(old_fuse)s AND id <= %(new_fuse)s)",
@@ -223,8 +234,8 @@ def committed_high_ids() -> tuple[int, int, int, int]:
 
 
 def mark_dirty_hours(cursor, bounds: dict) -> int:
-    """Fills metrics_dirty_minutes(project_id, minute), metrics_dirty_hours(project_id, hour)
-    and metrics_rebuilt_projects; returns how many projects are rebuilt whole."""
+    """Fills metrics_dirty_minutes(project_id, minute, changed), metrics_dirty_hours(project_id,
+    hour, whole, first_minute) and metrics_rebuilt_projects; returns how many projects are rebuilt whole."""
     cursor.execute(
         f"""
         CREATE TEMP TABLE metrics_rebuilt_projects ON COMMIT DROP AS
@@ -238,81 +249,72 @@ def mark_dirty_hours(cursor, bounds: dict) -> int:
     cursor.execute(
         f"""
         CREATE TEMP TABLE metrics_dirty_minutes ON COMMIT DROP AS
-        SELECT DISTINCT project_id, date_trunc('minute', timestamp, 'UTC') AS minute FROM (
-            SELECT n.project_id, n.timestamp FROM {NODE} n
+        SELECT project_id, date_trunc('minute', timestamp, 'UTC') AS minute, bool_or(changed) AS changed FROM (
+            SELECT n.project_id, n.timestamp, false AS changed FROM {NODE} n
             WHERE n.id > %(old_node)s AND n.id <= %(new_node)s
             UNION ALL
-            SELECT n.project_id, n.timestamp FROM {FUSE} f
+            SELECT n.project_id, n.timestamp, n.id <= %(old_node)s FROM {FUSE} f
             JOIN {NODE} n ON n.project_id = f.project_id AND n.product_id = f.product_id
             WHERE f.id > %(old_fuse)s AND f.id <= %(new_fuse)s AND n.id <= %(new_node)s
             UNION ALL
-            SELECT n.project_id, n.timestamp FROM {NODE} n
+            SELECT n.project_id, n.timestamp, true FROM {NODE} n
             WHERE n.project_id IN (SELECT project_id FROM metrics_rebuilt_projects) AND n.id <= %(new_node)s
         ) AS touched
+        GROUP BY 1, 2
         """,
         bounds,
     )
+    # An hour is regrouped whole when a rolled node of it changed (a fuse
+    # decision about it, a rebuild); otherwise it only got new nodes, all at
+    # or after its first dirty minute, and is folded in from there
+    # (metrics.rollups.appended_hours).
     cursor.execute("CREATE TEMP TABLE metrics_dirty_hours ON COMMIT DROP AS "
-                   "SELECT DISTINCT project_id, date_trunc('hour', minute, 'UTC') AS hour FROM metrics_dirty_minutes")
+                   "SELECT project_id, date_trunc('hour', minute, 'UTC') AS hour, bool_or(changed) AS whole, "
+                   "MIN(minute) AS first_minute FROM metrics_dirty_minutes GROUP BY 1, 2")
     cursor.execute("ANALYZE metrics_dirty_minutes")
     cursor.execute("ANALYZE metrics_dirty_hours")
     cursor.execute("SELECT COUNT(*) FROM metrics_rebuilt_projects")
     return cursor.fetchone()[0]
 
 
-DIRTY_NODES = f"""
-    SELECT n.project_id, d.hour, n.trace_id, n.agent_id, n.step, n.source_type, n.round, n.confidence,
-           n.fuse_state, n.is_error, n.retry_of, n.timestamp, n.id, p.high_uncertainty_threshold AS threshold
-    FROM {NODE} n
-    JOIN metrics_dirty_hours d ON d.project_id = n.project_id AND d.hour = date_trunc('hour', n.timestamp, 'UTC')
-    JOIN {PROJECT} p ON p.id = n.project_id
-    WHERE {{in_dirty_hours}} AND n.id <= %(new_node)s AND {PRODUCTION_NODE}
-"""
-
-
 def recompute_hours(cursor, bounds: dict) -> None:
+    """Hour rollups and hour traces of the dirty hours: hours that only got
+    new nodes folded in (metrics.rollups.appended_hours), the others regrouped
+    whole. Leaves metrics_dirty_nodes (the nodes of every dirty minute, at
+    least) for the minute rollups (metrics.rollups.minutes)."""
+    appended_hours.plan(cursor, bounds)
+    regroup_whole_hours(cursor, bounds)
+    appended_hours.fold(cursor)
+
+
+def regroup_whole_hours(cursor, bounds: dict) -> None:
+    cursor.execute("CREATE TEMP TABLE metrics_whole_hours ON COMMIT DROP AS "
+                   "SELECT project_id, hour FROM metrics_dirty_hours WHERE whole")
+    cursor.execute("ANALYZE metrics_whole_hours")
     # Every mask named: the rollup's index is (project, mask, hour), and an
     # hour alone would be looked for in all of the project's rows.
     cursor.execute(
-        f"DELETE FROM {ROLLUP} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id "
+        f"DELETE FROM {ROLLUP} r USING metrics_whole_hours d WHERE r.project_id = d.project_id "
         f"AND r.mask = ANY(%s) AND r.hour = d.hour",
         [list(MASKS)],
     )
     cursor.execute(
-        f"DELETE FROM {HOUR_TRACE} r USING metrics_dirty_hours d WHERE r.project_id = d.project_id AND r.hour = d.hour"
+        f"DELETE FROM {HOUR_TRACE} r USING metrics_whole_hours d WHERE r.project_id = d.project_id AND r.hour = d.hour"
     )
-    in_dirty_hours, params = in_hours_sql(cursor, "metrics_dirty_hours", "n", "dirty")
-    cursor.execute(f"CREATE TEMP TABLE metrics_dirty_nodes ON COMMIT DROP AS "
-                   f"{DIRTY_NODES.format(in_dirty_hours=in_dirty_hours)}", {**bounds, **params})
+    in_whole_hours, params = in_hours_sql(cursor, "metrics_whole_hours", "n", "whole")
+    cursor.execute(
+        f"""
+        CREATE TEMP TABLE metrics_dirty_nodes ON COMMIT DROP AS
+        SELECT {NODE_COLUMNS} FROM {NODE_SOURCE}
+        JOIN metrics_whole_hours d ON d.project_id = n.project_id AND d.hour = date_trunc('hour', n.timestamp, 'UTC')
+        WHERE {in_whole_hours} AND n.id <= %(new_node)s AND {PRODUCTION_NODE}
+        """,
+        {**bounds, **params},
+    )
     cursor.execute("ANALYZE metrics_dirty_nodes")
-    # Per (hour, trace, dimensions) first: every mask then needs only hash aggregates, no distinct sorts.
-    cursor.execute(
-        f"""
-        CREATE TEMP TABLE metrics_trace_hours ON COMMIT DROP AS
-        SELECT project_id, hour, trace_id, agent_id, step, source_type, round,
-            COUNT(*)::int AS nodes, COUNT(confidence)::int AS confidence_count, COALESCE(SUM(confidence), 0) AS confidence_sum,
-            COALESCE(bool_or({HIGH_UNCERTAINTY.sql()}), false) AS low,
-            {", ".join(f"COUNT(*) FILTER (WHERE {rule.sql()})::int AS {name}" for name, rule in COUNTED.items())}
-        FROM metrics_dirty_nodes
-        GROUP BY project_id, hour, trace_id, agent_id, step, source_type, round
-        """
-    )
+    cursor.execute(f"CREATE TEMP TABLE metrics_trace_hours ON COMMIT DROP AS {trace_hours_sql('metrics_dirty_nodes')}")
     cursor.execute("ANALYZE metrics_trace_hours")
-    # In (mask, agent) order: one agent's rows of a refresh share a few pages, which an agent-filtered read fetches.
-    sums = "SUM(nodes), SUM(fused), SUM(confidence_count), SUM(confidence_sum)"
-    cursor.execute(
-        f"""
-        INSERT INTO {HOUR_TRACE} (project_id, hour, mask, agent_id, trace_pk, nodes, fused, confidence_count,
-            confidence_sum)
-        SELECT * FROM (
-            SELECT project_id, hour, {NO_DIMENSIONS} AS mask, {PLACEHOLDERS["agent_id"]} AS agent_id, trace_id, {sums}
-            FROM metrics_trace_hours GROUP BY project_id, hour, trace_id
-            UNION ALL
-            SELECT project_id, hour, {AGENT_MASK}, agent_id, trace_id, {sums}
-            FROM metrics_trace_hours GROUP BY project_id, hour, agent_id, trace_id
-        ) AS hour_traces ORDER BY mask, agent_id, hour
-        """
-    )
+    insert_hour_traces(cursor, "metrics_trace_hours")
     # Runs only matter where an agent had a fused node that hour; they are
     # worked out before the rollup rows are written, which then carry them
     # (an UPDATE afterwards would write every agent row twice).
@@ -327,60 +329,21 @@ def recompute_hours(cursor, bounds: dict) -> None:
     cursor.execute("ANALYZE metrics_run_nodes")
     cursor.execute(
         "CREATE TEMP TABLE metrics_runs ON COMMIT DROP AS "
-        + " UNION ALL ".join(fused_runs_sql(mask) for mask in AGENT_MASKS)
+        + " UNION ALL ".join(mask_runs_sql(mask, "metrics_run_nodes") for mask in AGENT_MASKS)
     )
     cursor.execute("ANALYZE metrics_runs")
-    same_key = " AND ".join(
-        [f"s.{c} = m.{c}" for c in ("project_id", "hour", "mask", "agent_id", "step", "source_type")]
-        + ["s.round IS NOT DISTINCT FROM m.round"]
-    )
     # In (mask, hour) order, that of the index the readers use.
     cursor.execute(
         f"""
         INSERT INTO {ROLLUP} (project_id, hour, mask, {", ".join(DIMENSIONS)}, traces, low_traces,
             {", ".join(COUNTS)}, run_prefix, run_suffix, run_best)
         SELECT m.*, COALESCE(s.prefix, 0), COALESCE(s.suffix, 0), COALESCE(s.best, 0)
-        FROM ({" UNION ALL ".join(mask_rollup(mask) for mask in MASKS)}) AS m
-        LEFT JOIN metrics_runs s ON {same_key}
+        FROM ({" UNION ALL ".join(mask_rollup(mask, "metrics_trace_hours") for mask in MASKS)}) AS m
+        LEFT JOIN metrics_runs s ON {same_group_sql("s", "m")}
         ORDER BY m.mask, m.hour
         """
     )
-    # metrics_dirty_nodes is left for the minute rollups (metrics.rollups.minutes).
-    cursor.execute("DROP TABLE metrics_trace_hours, metrics_run_nodes, metrics_runs")
-
-
-def mask_dimensions(columns) -> str:
-    """Every dimension column of a mask's rows: its own grouped columns, placeholders for the others."""
-    return ", ".join(f"{column if column in columns else PLACEHOLDERS[column]} AS {column}" for column in DIMENSIONS)
-
-
-def mask_rollup(mask: int) -> str:
-    """The rows of one mask from metrics_trace_hours: a trace counts once per group."""
-    columns = mask_columns(mask)
-    key = ", ".join(["project_id", "hour", *columns])
-    dimensions = mask_dimensions(columns)
-    sums = ", ".join(f"SUM({name}) AS {name}" for name in COUNTS)
-    # Counts ::int (those of one trace in one hour fit): the sums over them are
-    # then bigint, not numeric, several times slower to add up.
-    per_trace_sums = ", ".join(f"SUM({name}){'' if name in FLOAT_SUMS else '::int'} AS {name}" for name in COUNTS)
-    per_trace = f"""
-        SELECT {key}, trace_id, bool_or(low) AS low, {per_trace_sums}
-        FROM metrics_trace_hours GROUP BY {key}, trace_id
-    """
-    source = "metrics_trace_hours" if len(columns) == len(DIMENSIONS) else f"({per_trace}) AS per_trace"
-    return f"""
-        SELECT project_id, hour, {mask} AS mask, {dimensions}, COUNT(*) AS traces,
-            COUNT(*) FILTER (WHERE low) AS low_traces, {sums}
-        FROM {source} GROUP BY {key}
-    """
-
-
-def fused_runs_sql(mask: int) -> str:
-    """The rows (key, mask, best, prefix, suffix) of the mask's (hour, agent,
-    other dimensions) groups that had a fused node; the others keep zeros."""
-    columns = mask_columns(mask)
-    return runs_sql(", ".join(["project_id", "hour", *columns]), "metrics_run_nodes",
-                    f"project_id, hour, {mask} AS mask, {mask_dimensions(columns)}")
+    cursor.execute("DROP TABLE metrics_whole_hours, metrics_trace_hours, metrics_run_nodes, metrics_runs")
 
 
 def recompute_trace_spans(cursor, bounds: dict) -> None:
