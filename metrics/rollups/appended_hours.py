@@ -14,7 +14,7 @@ the hour's first dirty minute:
   from those traces' nodes of the hour alone (old: up to the last watermark).
   A touched trace's hour traces are replaced by its new ones.
 - Fused runs (rows grouped by agent) are read from the window: the hour's
-  nodes since a minute before its first dirty minute. Where a group's new
+  nodes since LEAD before its first new node. Where a group's new
   nodes all come after its rolled ones, its runs are the stored ones followed
   by the new nodes'. Where writers committed out of timestamp order and
   rolled nodes come after the first new one, the runs are worked out from the
@@ -45,15 +45,18 @@ from metrics.rollups.hour_groups import (
     trace_hours_sql,
 )
 from metrics.rollups.hour_ranges import in_hours_sql
-from metrics.rollups.schema import AGENT_MASKS, DIMENSIONS, MASKS, NODE, PROJECT, mask_columns
+from metrics.rollups.schema import AGENT_MASK, AGENT_MASKS, DIMENSIONS, MASKS, NODE, PROJECT, mask_columns
 from provenance.vocabulary import FUSED
 
 ROLLUP = HourRollup._meta.db_table
 FIGURES = ("traces", "low_traces", *NODE_SUMS)
-# How far before an hour's first dirty minute the window starts: the cut of
-# a group is its last clear rolled node before its first new one, which under
-# concurrent writers lies seconds before it.
-LEAD = "interval '1 minute'"
+# How far before an hour's first new node the runs are read: the cut of a
+# group is its last clear rolled node before its first new one, which under
+# concurrent writers (who commit out of timestamp order by about a batch)
+# lies within a second or two of it. Every row read is sorted once per agent
+# mask, so the lead is kept short: at 3,000 nodes a second, a minute of lead
+# was most of a refresh's rows.
+LEAD = "interval '10 seconds'"
 TEMP_TABLES = ("metrics_appended_hours", "metrics_window_nodes", "metrics_touched_trace_hours",
                "metrics_window_sequences", "metrics_appended_runs")
 
@@ -62,9 +65,12 @@ def plan(cursor, bounds: dict) -> None:
     """Takes the hours of metrics_dirty_hours not to be regrouped whole,
     reads their windows and works out their groups' runs; an hour whose runs
     cannot be worked out so is marked whole. Leaves the tables fold() reads."""
+    # Read from the first dirty minute (the minute rollups regroup it whole) or from LEAD before the first new
+    # node, whichever is earlier; the runs are worked out from the latter.
+    runs_since = f"GREATEST(hour, first_new - {LEAD})"
     cursor.execute(
         f"CREATE TEMP TABLE metrics_appended_hours ON COMMIT DROP AS "
-        f"SELECT project_id, hour, GREATEST(hour, first_minute - {LEAD}) AS since "
+        f"SELECT project_id, hour, LEAST(first_minute, {runs_since}) AS since, {runs_since} AS runs_since "
         f"FROM metrics_dirty_hours WHERE NOT whole"
     )
     cursor.execute("ANALYZE metrics_appended_hours")
@@ -72,7 +78,7 @@ def plan(cursor, bounds: dict) -> None:
     cursor.execute(
         f"""
         CREATE TEMP TABLE metrics_window_nodes ON COMMIT DROP AS
-        SELECT {NODE_COLUMNS}, n.id > %(old_node)s AS is_new, true AS in_window
+        SELECT {NODE_COLUMNS}, n.id > %(old_node)s AS is_new, n.timestamp >= a.runs_since AS in_window
         FROM {NODE_SOURCE}
         JOIN metrics_appended_hours a ON a.project_id = n.project_id AND a.hour = date_trunc('hour', n.timestamp, 'UTC')
         WHERE {in_windows} AND n.timestamp >= a.since AND n.id <= %(new_node)s AND {PRODUCTION_NODE}
@@ -132,13 +138,21 @@ def plan_runs(cursor) -> None:
             """)
         return " UNION ALL ".join(parts)
 
-    # An agent whose new nodes all come after its rolled ones has every group in order: its runs compose
-    # from the stored ones and the new nodes' alone. The others' groups are numbered in the window.
+    # Runs change only for agents with a fused node, new or rolled (a rolled one leaves a stored run). An
+    # agent whose new nodes all come after its rolled ones has every group in order: its runs compose from
+    # the stored ones and the new nodes' alone. The others' groups are numbered in the window.
     cursor.execute(
-        "CREATE TEMP TABLE metrics_agent_order ON COMMIT DROP AS "
-        "SELECT project_id, hour, agent_id, COALESCE(MAX(timestamp) FILTER (WHERE NOT is_new) "
-        "< MIN(timestamp) FILTER (WHERE is_new), true) AS in_order "
-        "FROM metrics_window_nodes WHERE in_window GROUP BY 1, 2, 3 HAVING bool_or(is_new)"
+        f"""
+        CREATE TEMP TABLE metrics_agent_order ON COMMIT DROP AS
+        SELECT project_id, hour, agent_id, in_order FROM (
+            SELECT project_id, hour, agent_id, bool_or(is_new AND {fused}) AS new_fused,
+                COALESCE(MAX(timestamp) FILTER (WHERE NOT is_new) < MIN(timestamp) FILTER (WHERE is_new), true)
+                    AS in_order
+            FROM metrics_window_nodes WHERE in_window GROUP BY 1, 2, 3 HAVING bool_or(is_new)
+        ) AS agents
+        WHERE new_fused OR EXISTS (SELECT 1 FROM {ROLLUP} h WHERE h.project_id = agents.project_id
+            AND h.mask = {AGENT_MASK} AND h.hour = agents.hour AND h.agent_id = agents.agent_id AND h.run_best > 0)
+        """
     )
     cursor.execute(f"CREATE TEMP TABLE metrics_new_rows ON COMMIT DROP AS {every_mask('w.is_new')}")
     cursor.execute("ANALYZE metrics_new_rows")
@@ -202,8 +216,8 @@ def plan_runs(cursor) -> None:
 
 def fold(cursor) -> None:
     """Folds the planned hours' new nodes into their rollup rows and hour
-    traces, and leaves their windows' nodes in metrics_dirty_nodes (for the
-    minute rollups: every dirty minute of an appended hour is in its window)."""
+    traces, and leaves the nodes read in metrics_dirty_nodes for the minute
+    rollups (every node of an appended hour's dirty minutes was read)."""
     touched = ("(SELECT w.* FROM metrics_window_nodes w "
                "JOIN metrics_touched_trace_hours t USING (project_id, hour, trace_id)) AS touched")
     cursor.execute(f"CREATE TEMP TABLE metrics_trace_hours_after ON COMMIT DROP AS {trace_hours_sql(touched)}")
@@ -250,6 +264,6 @@ def fold(cursor) -> None:
     insert_hour_traces(cursor, "metrics_trace_hours_after")
     cursor.execute("INSERT INTO metrics_dirty_nodes SELECT project_id, hour, trace_id, agent_id, step, source_type, "
                    "round, confidence, fuse_state, is_error, retry_of, timestamp, id, threshold "
-                   "FROM metrics_window_nodes WHERE in_window")
+                   "FROM metrics_window_nodes")
     cursor.execute(f"DROP TABLE {', '.join(TEMP_TABLES)}, metrics_trace_hours_after, metrics_trace_hours_before, "
                    f"metrics_hour_delta")

@@ -234,8 +234,9 @@ def committed_high_ids() -> tuple[int, int, int, int]:
 
 
 def mark_dirty_hours(cursor, bounds: dict) -> int:
-    """Fills metrics_dirty_minutes(project_id, minute, changed), metrics_dirty_hours(project_id,
-    hour, whole, first_minute) and metrics_rebuilt_projects; returns how many projects are rebuilt whole."""
+    """Fills metrics_dirty_minutes(project_id, minute, changed, first_new), metrics_dirty_hours(project_id,
+    hour, whole, first_minute, first_new) and metrics_rebuilt_projects; returns how many projects are
+    rebuilt whole."""
     cursor.execute(
         f"""
         CREATE TEMP TABLE metrics_rebuilt_projects ON COMMIT DROP AS
@@ -249,7 +250,8 @@ def mark_dirty_hours(cursor, bounds: dict) -> int:
     cursor.execute(
         f"""
         CREATE TEMP TABLE metrics_dirty_minutes ON COMMIT DROP AS
-        SELECT project_id, date_trunc('minute', timestamp, 'UTC') AS minute, bool_or(changed) AS changed FROM (
+        SELECT project_id, date_trunc('minute', timestamp, 'UTC') AS minute, bool_or(changed) AS changed,
+            MIN(timestamp) FILTER (WHERE NOT changed) AS first_new FROM (
             SELECT n.project_id, n.timestamp, false AS changed FROM {NODE} n
             WHERE n.id > %(old_node)s AND n.id <= %(new_node)s
             UNION ALL
@@ -265,12 +267,11 @@ def mark_dirty_hours(cursor, bounds: dict) -> int:
         bounds,
     )
     # An hour is regrouped whole when a rolled node of it changed (a fuse
-    # decision about it, a rebuild); otherwise it only got new nodes, all at
-    # or after its first dirty minute, and is folded in from there
-    # (metrics.rollups.appended_hours).
+    # decision about it, a rebuild); otherwise it only got new nodes, the
+    # first at first_new, and is folded in (metrics.rollups.appended_hours).
     cursor.execute("CREATE TEMP TABLE metrics_dirty_hours ON COMMIT DROP AS "
                    "SELECT project_id, date_trunc('hour', minute, 'UTC') AS hour, bool_or(changed) AS whole, "
-                   "MIN(minute) AS first_minute FROM metrics_dirty_minutes GROUP BY 1, 2")
+                   "MIN(minute) AS first_minute, MIN(first_new) AS first_new FROM metrics_dirty_minutes GROUP BY 1, 2")
     cursor.execute("ANALYZE metrics_dirty_minutes")
     cursor.execute("ANALYZE metrics_dirty_hours")
     cursor.execute("SELECT COUNT(*) FROM metrics_rebuilt_projects")
