@@ -45,7 +45,16 @@ from metrics.rollups.hour_groups import (
     trace_hours_sql,
 )
 from metrics.rollups.hour_ranges import in_hours_sql
-from metrics.rollups.schema import AGENT_MASK, AGENT_MASKS, DIMENSIONS, MASKS, NODE, PROJECT, mask_columns
+from metrics.rollups.schema import (
+    AGENT_MASK,
+    AGENT_MASKS,
+    DIMENSIONS,
+    MASKS,
+    NODE,
+    PROJECT,
+    mask_columns,
+    partition_sql,
+)
 from provenance.vocabulary import FUSED
 
 ROLLUP = HourRollup._meta.db_table
@@ -133,7 +142,7 @@ def plan_runs(cursor) -> None:
                      if numbered else ""}
                 FROM metrics_window_nodes w JOIN metrics_agent_order o USING (project_id, hour, agent_id)
                 WHERE w.in_window AND {where}
-                {f"WINDOW w AS (PARTITION BY {key} ORDER BY w.timestamp, w.id ROWS UNBOUNDED PRECEDING)"
+                {f"WINDOW w AS (PARTITION BY {partition_sql(key)} ORDER BY w.timestamp, w.id ROWS UNBOUNDED PRECEDING)"
                  if numbered else ""}
             """)
         return " UNION ALL ".join(parts)
@@ -154,7 +163,7 @@ def plan_runs(cursor) -> None:
             AND h.mask = {AGENT_MASK} AND h.hour = agents.hour AND h.agent_id = agents.agent_id AND h.run_best > 0)
         """
     )
-    cursor.execute(f"CREATE TEMP TABLE metrics_new_rows ON COMMIT DROP AS {every_mask('w.is_new')}")
+    cursor.execute(f"CREATE TEMP TABLE metrics_new_rows ON COMMIT DROP AS {every_mask('w.is_new AND o.in_order')}")
     cursor.execute("ANALYZE metrics_new_rows")
     numbered = every_mask("NOT o.in_order", numbered=True)
     cursor.execute(
@@ -167,7 +176,7 @@ def plan_runs(cursor) -> None:
                 MIN(pos) FILTER (WHERE is_new) OVER g AS first_new,
                 MAX(pos) FILTER (WHERE NOT is_new) OVER g AS last_rolled
             FROM ({numbered}) AS s
-            WINDOW g AS (PARTITION BY {GROUP_KEY})
+            WINDOW g AS (PARTITION BY {partition_sql(GROUP_KEY)})
         ) AS cut WHERE first_new IS NOT NULL
         """
     )
@@ -177,9 +186,11 @@ def plan_runs(cursor) -> None:
     in_order = "(last_rolled IS NULL OR last_rolled < first_new)"
     after_cut = (f"(SELECT * FROM metrics_window_sequences WHERE NOT {in_order} AND pos > COALESCE(cut, 0){{}}) "
                  f"AS after_cut")
-    new_runs = runs_sql(GROUP_KEY, "metrics_new_rows")
+    columns = f"{GROUP_KEY}, timestamp, id, fuse_state"
+    new_runs = runs_sql(GROUP_KEY, f"(SELECT {columns} FROM metrics_new_rows UNION ALL SELECT {columns} "
+                                   f"FROM metrics_window_sequences WHERE is_new AND {in_order}) AS new_nodes")
     merged, tail = runs_sql(GROUP_KEY, after_cut.format("")), runs_sql(GROUP_KEY, after_cut.format(" AND NOT is_new"))
-    head = "s.cut IS NOT NULL"
+    head = "g.cut IS NOT NULL"
     stored = {name: f"COALESCE(h.{name}, 0)" for name in ("nodes", "run_prefix", "run_suffix", "run_best")}
     new_prefix, new_suffix, new_best = "COALESCE(n.prefix, 0)", "COALESCE(n.suffix, 0)", "COALESCE(n.best, 0)"
     merged_best, tail_best = "COALESCE(r.best, 0)", "COALESCE(t.best, 0)"
@@ -187,24 +198,24 @@ def plan_runs(cursor) -> None:
         f"""
         CREATE TEMP TABLE metrics_appended_runs ON COMMIT DROP AS
         SELECT g.project_id, g.hour, g.mask, {", ".join(f"g.{c}" for c in DIMENSIONS)},
-            CASE WHEN s.in_order THEN CASE WHEN {stored["run_prefix"]} < {stored["nodes"]} THEN {stored["run_prefix"]}
+            CASE WHEN g.in_order THEN CASE WHEN {stored["run_prefix"]} < {stored["nodes"]} THEN {stored["run_prefix"]}
                                            ELSE {stored["nodes"]} + {new_prefix} END
                  WHEN {head} THEN {stored["run_prefix"]}
                  ELSE COALESCE(r.prefix, 0) END AS prefix,
-            CASE WHEN s.in_order THEN CASE WHEN {new_suffix} < g.new_nodes THEN {new_suffix}
+            CASE WHEN g.in_order THEN CASE WHEN {new_suffix} < g.new_nodes THEN {new_suffix}
                                            ELSE g.new_nodes + {stored["run_suffix"]} END
                  ELSE COALESCE(r.suffix, 0) END AS suffix,
-            CASE WHEN s.in_order THEN GREATEST({stored["run_best"]}, {new_best}, {stored["run_suffix"]} + {new_prefix})
+            CASE WHEN g.in_order THEN GREATEST({stored["run_best"]}, {new_best}, {stored["run_suffix"]} + {new_prefix})
                  ELSE GREATEST({merged_best}, CASE WHEN {head} AND {stored["run_best"]} > {tail_best}
                                                    THEN {stored["run_best"]} ELSE 0 END) END AS best,
-            CASE WHEN s.in_order THEN true
+            CASE WHEN g.in_order THEN true
                  WHEN {head} THEN {stored["run_best"]} > {tail_best} OR {merged_best} >= {stored["run_best"]}
-                 ELSE {stored["nodes"]} = s.rolled END AS known
-        FROM (SELECT {GROUP_KEY}, COUNT(*) AS new_nodes FROM metrics_new_rows GROUP BY {GROUP_KEY}) AS g
-        LEFT JOIN (SELECT {GROUP_KEY}, MAX(cut) AS cut, MAX(rolled) AS rolled, bool_and({in_order}) AS in_order
-                   FROM metrics_window_sequences GROUP BY {GROUP_KEY}) AS numbered ON {same_group_sql("numbered", "g")}
-        CROSS JOIN LATERAL (SELECT COALESCE(numbered.in_order, true) AS in_order, numbered.cut,
-                                   numbered.rolled) AS s
+                 ELSE {stored["nodes"]} = g.rolled END AS known
+        FROM (SELECT {GROUP_KEY}, COUNT(*) AS new_nodes, true AS in_order, NULL::bigint AS cut, 0 AS rolled
+              FROM metrics_new_rows GROUP BY {GROUP_KEY}
+              UNION ALL
+              SELECT {GROUP_KEY}, COUNT(*) FILTER (WHERE is_new), bool_and({in_order}), MAX(cut), MAX(rolled)
+              FROM metrics_window_sequences GROUP BY {GROUP_KEY}) AS g
         LEFT JOIN {ROLLUP} h ON {same_group_sql("h", "g")}
         LEFT JOIN ({new_runs}) AS n ON {same_group_sql("n", "g")}
         LEFT JOIN ({merged}) AS r ON {same_group_sql("r", "g")}

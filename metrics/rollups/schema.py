@@ -55,6 +55,20 @@ def mask_columns(mask: int) -> list[str]:
     return [column for bit, column in enumerate(DIMENSIONS) if mask & (1 << bit)]
 
 
+TEXT_DIMENSIONS = ("agent_id", "step", "source_type")
+
+
+def partition_sql(key: str) -> str:
+    """`key` (a comma-separated list of columns, maybe qualified) for PARTITION
+    BY: its text dimensions compared bytewise (COLLATE "C"). A partition needs
+    only equal values together, and the database's collation (C.UTF-8 here)
+    sorts through strcoll: 3.4 s of a 4.6 s statement sorting 650,000 rows."""
+    def collated(column: str) -> str:
+        return f'{column} COLLATE "C"' if column.split(".")[-1] in TEXT_DIMENSIONS else column
+
+    return ", ".join(collated(column.strip()) for column in key.split(","))
+
+
 MASKS = range(1 << len(DIMENSIONS))
 NO_DIMENSIONS = mask_of([])
 EVERY_DIMENSION = mask_of(DIMENSIONS)
