@@ -120,12 +120,13 @@ class Record:
 def request(client: httpx.Client, record: Record, kind: str, method: str, url: str, **kwargs):
     """One timed request; a non-2xx answer or a connection error is recorded as
     an error of `kind` and returns None."""
-    began = time.perf_counter()
+    began, sent_at = time.perf_counter(), datetime.now().strftime("%H:%M:%S")
     try:
         answer = client.request(method, url, **kwargs)
     except httpx.HTTPError as error:
         record.took(kind, time.perf_counter() - began)
-        record.failed(kind, f"{url}: {type(error).__name__}: {error}")
+        record.failed(kind, f"{url}: {type(error).__name__}: {error} (sent at {sent_at}, "
+                            f"{time.perf_counter() - began:.0f} s before)")
         return None
     record.took(kind, time.perf_counter() - began)
     if not 200 <= answer.status_code < 300:
@@ -318,6 +319,15 @@ def tasks_done(path: Path) -> dict[str, int]:
     return done
 
 
+def refreshes(path: Path) -> list[tuple[float, int]]:
+    """(seconds, new nodes) of every rollup refresh a worker's log says ran (not skipped)."""
+    found = []
+    for line in path.read_text(errors="replace").splitlines():
+        if match := re.search(r"refresh_rollups\[[^\]]+\] succeeded in ([\d.]+)s: '(\d+) new node", line):
+            found.append((float(match.group(1)), int(match.group(2))))
+    return found
+
+
 # --- set-up --------------------------------------------------------------------------------------
 
 def free_redis_db(chosen: int | None) -> int:
@@ -384,8 +394,8 @@ def percentile(ordered: list[float], share: float) -> float:
     return ordered[max(0, min(len(ordered) - 1, round(share * len(ordered) + 0.5) - 1))]
 
 
-def report(args, record: Record, seconds: float, lost: int, nodes: int, counters, samples, tasks, log_lines,
-           peaks) -> int:
+def report(args, record: Record, seconds: float, lost: int, nodes: int, counters, samples, tasks, rollup_refreshes,
+           log_lines, peaks) -> int:
     print(f"\n=== scale-out: {args.minutes} min, 2 serve instances x {args.serve_workers} workers, 2 Celery workers "
           f"x {args.worker_concurrency} + beat, primary + streaming standby; {args.ingest_clients} ingest clients "
           f"(batches of {args.batch}), {args.readers} readers ===")
@@ -440,6 +450,12 @@ def report(args, record: Record, seconds: float, lost: int, nodes: int, counters
         listed = ", ".join(f"{task} {count}" for task, count in sorted(done.items())) or "none"
         print(f"  {name}: {sum(c for t, c in done.items() if t != 'FAILED')} ({listed})")
     failed_tasks = sum(done.get("FAILED", 0) for done in tasks.values())
+    ran = sorted(refreshed for refreshed in rollup_refreshes if refreshed[1])
+    if ran:
+        took = sorted(spent for spent, _ in ran)
+        print(f"  rollup refreshes that folded nodes in: {len(ran)}, {took[0]:.0f}-{took[-1]:.0f} s "
+              f"(median {took[len(took) // 2]:.0f} s), {min(n for _, n in ran):,}-{max(n for _, n in ran):,} "
+              f"new nodes each")
 
     print("\nerror lines in the processes' logs (Traceback, ERROR, CRITICAL, 500):")
     for name, (lines, warned) in log_lines.items():
@@ -537,7 +553,8 @@ def run(args, stack: ExitStack, folder: Path) -> int:
     tasks = {worker.name: tasks_done(worker.log) for worker in workers}
     log_lines = {server.log.stem: log_errors(server.log) for server in servers}
     log_lines |= {process.name: log_errors(process.log) for process in [*workers, beat]}
-    return report(args, record, seconds, lost, nodes, counters, samples, tasks, log_lines, peaks)
+    rollup_refreshes = [ran for worker in workers for ran in refreshes(worker.log)]
+    return report(args, record, seconds, lost, nodes, counters, samples, tasks, rollup_refreshes, log_lines, peaks)
 
 
 def interrupted(signum, frame):
