@@ -91,6 +91,7 @@ WARNINGS = ("live update failed",)
 @dataclass
 class Record:
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    sent: dict[str, list[tuple[float, str]]] = field(default_factory=lambda: defaultdict(list))  # (seconds, sent at)
     errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     first_errors: list[str] = field(default_factory=list)
     acknowledged: list[str] = field(default_factory=list)  # event ids answered 200/201
@@ -98,9 +99,10 @@ class Record:
     readable: list[tuple[float, str]] = field(default_factory=list)  # (acknowledged at, trace id)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def took(self, kind: str, seconds: float) -> None:
+    def took(self, kind: str, seconds: float, sent_at: str = "") -> None:
         with self.lock:
             self.latencies[kind].append(seconds * 1000)
+            self.sent[kind].append((seconds, sent_at))
 
     def failed(self, kind: str, detail: str) -> None:
         with self.lock:
@@ -124,11 +126,11 @@ def request(client: httpx.Client, record: Record, kind: str, method: str, url: s
     try:
         answer = client.request(method, url, **kwargs)
     except httpx.HTTPError as error:
-        record.took(kind, time.perf_counter() - began)
+        record.took(kind, time.perf_counter() - began, sent_at)
         record.failed(kind, f"{url}: {type(error).__name__}: {error} (sent at {sent_at}, "
                             f"{time.perf_counter() - began:.0f} s before)")
         return None
-    record.took(kind, time.perf_counter() - began)
+    record.took(kind, time.perf_counter() - began, sent_at)
     if not 200 <= answer.status_code < 300:
         record.failed(kind, f"{url}: {answer.status_code} {answer.text}")
         return None
@@ -319,12 +321,13 @@ def tasks_done(path: Path) -> dict[str, int]:
     return done
 
 
-def refreshes(path: Path) -> list[tuple[float, int]]:
-    """(seconds, new nodes) of every rollup refresh a worker's log says ran (not skipped)."""
+def refreshes(path: Path) -> list[tuple[float, int, str]]:
+    """(seconds, new nodes, finished at) of every rollup refresh a worker's log says ran (not skipped)."""
     found = []
     for line in path.read_text(errors="replace").splitlines():
-        if match := re.search(r"refresh_rollups\[[^\]]+\] succeeded in ([\d.]+)s: '(\d+) new node", line):
-            found.append((float(match.group(1)), int(match.group(2))))
+        if match := re.search(r" (\d\d:\d\d:\d\d),\d+: .*refresh_rollups\[[^\]]+\] succeeded in ([\d.]+)s: "
+                              r"'(\d+) new node", line):
+            found.append((float(match.group(2)), int(match.group(3)), match.group(1)))
     return found
 
 
@@ -452,10 +455,13 @@ def report(args, record: Record, seconds: float, lost: int, nodes: int, counters
     failed_tasks = sum(done.get("FAILED", 0) for done in tasks.values())
     ran = sorted(refreshed for refreshed in rollup_refreshes if refreshed[1])
     if ran:
-        took = sorted(spent for spent, _ in ran)
+        took = sorted(spent for spent, _, _ in ran)
         print(f"  rollup refreshes that folded nodes in: {len(ran)}, {took[0]:.0f}-{took[-1]:.0f} s "
-              f"(median {took[len(took) // 2]:.0f} s), {min(n for _, n in ran):,}-{max(n for _, n in ran):,} "
-              f"new nodes each")
+              f"(median {took[len(took) // 2]:.0f} s), {min(n for _, n, _ in ran):,}-{max(n for _, n, _ in ran):,} "
+              f"new nodes each; the first finished at {min(at for _, _, at in ran)} (until then every read is raw)")
+    slowest = sorted(record.sent.get("page Overview data", []), reverse=True)[:5]
+    if slowest:
+        print("  the slowest Overview data requests: " + ", ".join(f"{spent:.0f} s sent at {at}" for spent, at in slowest))
 
     print("\nerror lines in the processes' logs (Traceback, ERROR, CRITICAL, 500):")
     for name, (lines, warned) in log_lines.items():
