@@ -33,8 +33,10 @@ from metrics.catalog import NODE_SUMS
 from metrics.models import HourRollup
 from metrics.rollups.fused_runs import runs_sql
 from metrics.rollups.hour_groups import (
+    GROUP_COLUMNS,
     GROUP_KEY,
     HOUR_TRACE,
+    NODE_COLUMN_NAMES,
     NODE_COLUMNS,
     NODE_SOURCE,
     PRODUCTION_NODE,
@@ -48,7 +50,6 @@ from metrics.rollups.hour_ranges import in_hours_sql
 from metrics.rollups.schema import (
     AGENT_MASK,
     AGENT_MASKS,
-    DIMENSIONS,
     MASKS,
     NODE,
     PROJECT,
@@ -197,7 +198,7 @@ def plan_runs(cursor) -> None:
     cursor.execute(
         f"""
         CREATE TEMP TABLE metrics_appended_runs ON COMMIT DROP AS
-        SELECT g.project_id, g.hour, g.mask, {", ".join(f"g.{c}" for c in DIMENSIONS)},
+        SELECT {", ".join(f"g.{c}" for c in GROUP_COLUMNS)},
             CASE WHEN g.in_order THEN CASE WHEN {stored["run_prefix"]} < {stored["nodes"]} THEN {stored["run_prefix"]}
                                            ELSE {stored["nodes"]} + {new_prefix} END
                  WHEN {head} THEN {stored["run_prefix"]}
@@ -263,7 +264,7 @@ def fold(cursor) -> None:
     cursor.execute(
         f"""
         INSERT INTO {ROLLUP} ({GROUP_KEY}, {", ".join(FIGURES)}, run_prefix, run_suffix, run_best)
-        SELECT {", ".join(f"d.{c}" for c in GROUP_KEY.split(", "))}, {", ".join(f"d.{name}" for name in FIGURES)},
+        SELECT {", ".join(f"d.{c}" for c in (*GROUP_COLUMNS, *FIGURES))},
             COALESCE(x.prefix, 0), COALESCE(x.suffix, 0), COALESCE(x.best, 0)
         FROM metrics_hour_delta d {runs}
         WHERE NOT EXISTS (SELECT 1 FROM {ROLLUP} r WHERE {same_group_sql("r", "d")})
@@ -273,8 +274,6 @@ def fold(cursor) -> None:
     cursor.execute(f"DELETE FROM {HOUR_TRACE} r USING metrics_touched_trace_hours t "
                    f"WHERE r.project_id = t.project_id AND r.hour = t.hour AND r.trace_pk = t.trace_id")
     insert_hour_traces(cursor, "metrics_trace_hours_after")
-    cursor.execute("INSERT INTO metrics_dirty_nodes SELECT project_id, hour, trace_id, agent_id, step, source_type, "
-                   "round, confidence, fuse_state, is_error, retry_of, timestamp, id, threshold "
-                   "FROM metrics_window_nodes")
+    cursor.execute(f"INSERT INTO metrics_dirty_nodes SELECT {NODE_COLUMN_NAMES} FROM metrics_window_nodes")
     cursor.execute(f"DROP TABLE {', '.join(TEMP_TABLES)}, metrics_trace_hours_after, metrics_trace_hours_before, "
                    f"metrics_hour_delta")

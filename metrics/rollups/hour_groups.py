@@ -21,19 +21,24 @@ from metrics.rollups.schema import (
     PROJECT,
     mask_columns,
     production_sql,
+    same_row_sql,
 )
 from provenance.vocabulary import HIGH_UNCERTAINTY
 
 HOUR_TRACE = HourTrace._meta.db_table
 # The node rows the hour rollups are grouped from (the node table aliased n,
 # the project p): the node's hour, its dimensions and what the counts read.
-NODE_COLUMNS = """n.project_id, date_trunc('hour', n.timestamp, 'UTC') AS hour, n.trace_id, n.agent_id, n.step,
-    n.source_type, n.round, n.confidence, n.fuse_state, n.is_error, n.retry_of, n.timestamp, n.id,
-    p.high_uncertainty_threshold AS threshold"""
+NODE_EXPRESSIONS = {
+    "hour": "date_trunc('hour', n.timestamp, 'UTC')", "threshold": "p.high_uncertainty_threshold",
+    **{name: f"n.{name}" for name in ("project_id", "trace_id", "agent_id", "step", "source_type", "round",
+                                      "confidence", "fuse_state", "is_error", "retry_of", "timestamp", "id")},
+}
+NODE_COLUMNS = ", ".join(f"{expression} AS {name}" for name, expression in NODE_EXPRESSIONS.items())
+NODE_COLUMN_NAMES = ", ".join(NODE_EXPRESSIONS)
 NODE_SOURCE = f"{NODE} n JOIN {PROJECT} p ON p.id = n.project_id"
 PRODUCTION_NODE = production_sql("n.trace_id")
-NULLABLE_DIMENSIONS = ("round",)
-GROUP_KEY = ", ".join(["project_id", "hour", "mask", *DIMENSIONS])  # one rollup row's
+GROUP_COLUMNS = ("project_id", "hour", "mask", *DIMENSIONS)  # one rollup row's
+GROUP_KEY = ", ".join(GROUP_COLUMNS)
 
 
 def trace_hours_sql(source: str, where: str = "TRUE") -> str:
@@ -107,7 +112,4 @@ def mask_runs_sql(mask: int, source: str) -> str:
 
 def same_group_sql(left: str, right: str) -> str:
     """Rows `left` and `right` (both with project_id, hour, mask and the dimensions) are of one rollup row."""
-    # Equalities where they hold (what a hash join keys on), the nullable round apart.
-    return " AND ".join([f"{left}.{c} = {right}.{c}" for c in ("project_id", "hour", "mask", *DIMENSIONS)
-                         if c not in NULLABLE_DIMENSIONS]
-                        + [f"{left}.{c} IS NOT DISTINCT FROM {right}.{c}" for c in NULLABLE_DIMENSIONS])
+    return same_row_sql(left, right, GROUP_COLUMNS, nullable=("round",))

@@ -30,6 +30,7 @@ from metrics.rollups.schema import (
     TRACE,
     mask_columns,
     production_key_sql,
+    same_row_sql,
     trace_outcome_sql,
 )
 from provenance.vocabulary import BLOCKING_DECISION
@@ -196,8 +197,7 @@ def fold_policy_hours(cursor) -> None:
         """
     )
     cursor.execute("ANALYZE metrics_policy_delta")
-    same_group = " AND ".join(f"r.{c} = d.{c}" if c not in NULLABLE else f"r.{c} IS NOT DISTINCT FROM d.{c}"
-                              for c in GROUP)
+    same_group = same_row_sql("r", "d", GROUP, NULLABLE)
     cursor.execute(
         f"""
         CREATE TEMP TABLE metrics_policy_merged ON COMMIT DROP AS
@@ -255,8 +255,7 @@ def mark_spanning_items(cursor) -> None:
         "UNION SELECT project_id, policy_version, kind, key FROM metrics_policy_new_items"
     )
     cursor.execute("ANALYZE metrics_policy_items")
-    same_item = ("i.project_id = s.project_id AND i.kind = s.kind AND i.key = s.key "
-                 "AND i.policy_version IS NOT DISTINCT FROM s.policy_version")
+    same_item = same_row_sql("i", "s", ("project_id", "kind", "key", "policy_version"), NULLABLE)
     cursor.execute(
         f"""
         UPDATE {ITEM} i SET spanning = s.spanning FROM (

@@ -69,6 +69,13 @@ def partition_sql(key: str) -> str:
     return ", ".join(collated(column.strip()) for column in key.split(","))
 
 
+def same_row_sql(left: str, right: str, columns, nullable=()) -> str:
+    """Rows `left` and `right` agree on `columns`: equalities where they hold
+    (what a hash join keys on), IS NOT DISTINCT FROM for the `nullable` ones."""
+    return " AND ".join(f"{left}.{c} IS NOT DISTINCT FROM {right}.{c}" if c in nullable else f"{left}.{c} = {right}.{c}"
+                        for c in columns)
+
+
 MASKS = range(1 << len(DIMENSIONS))
 NO_DIMENSIONS = mask_of([])
 EVERY_DIMENSION = mask_of(DIMENSIONS)
