@@ -66,6 +66,6 @@ def orm_count(project, start, end, filters: Filters) -> int:
     escalations = Escalation.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end,
                                             trace__environment=filters.environment)
     if filters.dimensions or filters.model:
-        matching = orm_narrow(Node.objects.filter(project=project, **lookups(filters.dimensions)), filters).values("product_id")
+        matching = orm_narrow(Node.objects.filter(project=project, **lookups(filters.dimensions)), filters, project).values("product_id")
         escalations = escalations.filter(product_id__in=matching)
     return escalations.count()

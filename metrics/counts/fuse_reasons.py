@@ -66,7 +66,7 @@ def raw_rows(project, question: Question, intervals, extra: str = "TRUE"):
 
 def python_counts(project, question: Question) -> dict[tuple, int]:
     nodes = orm_narrow(Node.objects.filter(project=project, timestamp__gte=question.start, timestamp__lt=question.end,
-                                           **lookups(question.filters.dimensions)), question.filters)
+                                           **lookups(question.filters.dimensions)), question.filters, project)
     by = {product: value for product, value in nodes.values_list("product_id", question.by or "project_id")}
     found: dict = defaultdict(int)
     fuses = Fuse.objects.filter(project=project, product_id__in=list(by)).values_list(

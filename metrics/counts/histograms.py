@@ -76,7 +76,7 @@ def python_counts(project, question: Question, metric: str | None) -> dict:
     """The portable path (the embedded SQLite default): bins computed here."""
     found: dict = defaultdict(lambda: defaultdict(int))
     nodes = orm_narrow(Node.objects.filter(project=project, timestamp__gte=question.start, timestamp__lt=question.end,
-                                           **lookups(question.filters.dimensions)), question.filters)
+                                           **lookups(question.filters.dimensions)), question.filters, project)
     columns = ["timestamp", "confidence", "metrics", *([question.by] if question.by else [])]
     for timestamp, confidence, reported, *value in nodes.values_list(*columns).iterator():
         start = question.bucket_key(bucket_floor(timestamp, question.step) if question.step else None)

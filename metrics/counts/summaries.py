@@ -231,7 +231,7 @@ def python_distributions(project, start, end, filters, metric, step, by, key_of,
     """The portable path (the embedded SQLite default): values binned here."""
     found: dict = defaultdict(Distribution)
     nodes = Node.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end, **lookups(filters.dimensions))
-    nodes = orm_narrow(nodes, filters)
+    nodes = orm_narrow(nodes, filters, project)
     columns = ["timestamp", "confidence", "metrics", *ORM_COLUMNS, *([by] if by and by != "model" else [])]
     for row in nodes.values(*columns).iterator():
         bucket = key_of(bucket_floor(row["timestamp"], step) if step else None)

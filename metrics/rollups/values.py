@@ -22,6 +22,8 @@ and largest value: less than half a bin from the nearest-rank value (under
 
 import math
 
+from django.db.models import OuterRef, Q, Subquery
+
 from core.numbers import is_finite_number
 from metrics.filter_match import lookups
 from metrics.rollups.schema import (
@@ -33,8 +35,7 @@ from metrics.rollups.schema import (
     PLACEHOLDERS,
     TRACE,
 )
-from provenance.models import DEFAULT_ENVIRONMENT
-from tenancy.colocation import same_project
+from provenance.models import DEFAULT_ENVIRONMENT, Trace
 
 # The stored metric names of the node fields, and the API's names for them.
 DURATION, TOKENS, COST = "@duration_ms", "@tokens", "@cost_usd"
@@ -112,7 +113,10 @@ def in_environment_sql(trace_pk: str, environment: str, project_pk: int | None =
     if environment == DEFAULT_ENVIRONMENT:
         return (f"{trace_pk} NOT IN (SELECT {by} FROM {TRACE} WHERE {scope}(environment < %s OR environment > %s))",
                 [environment, environment])
-    return f"{trace_pk} IN (SELECT {by} FROM {TRACE} WHERE {scope}environment = %s)", [environment]
+    # Each row's trace looked up by its key. A list of the environment's traces (IN) would be planned
+    # as a join, which a planner without statistics for a young project's rows runs as a loop over
+    # the whole list for every row.
+    return f"(SELECT environment FROM {TRACE} WHERE {scope}{by} = {trace_pk}) = %s", [environment]
 
 
 # ---- dimensions: rows are keyed by environment always, and grouped by none or
@@ -199,11 +203,20 @@ def orm_model(row: dict) -> str:
     return row["model"]
 
 
-def orm_narrow(nodes, filters):
-    """`nodes` narrowed to the filters' model and environment."""
+def orm_narrow(nodes, filters, project):
+    """`nodes` (of `project`) narrowed to the filters' model and environment,
+    by in_environment_sql's rule. Not a join to the trace table: before a
+    young project's rows have statistics, a planner expecting one node loops
+    over every trace of the environment for each node (an Overview of
+    240,000 unanalyzed nodes took 510 s that way, 0.86 s this way)."""
     if filters.model:
         nodes = nodes.filter(**lookups({"model": filters.model}))
-    return nodes.filter(same_project("trace"), trace__environment=filters.environment)
+    traces = Trace.objects.filter(project=project)
+    if filters.environment == DEFAULT_ENVIRONMENT:
+        others = traces.filter(Q(environment__lt=DEFAULT_ENVIRONMENT) | Q(environment__gt=DEFAULT_ENVIRONMENT))
+        return nodes.exclude(trace_id__in=others.values("id"))
+    environment = traces.filter(pk=OuterRef("trace_id")).values("environment")
+    return nodes.alias(trace_environment=Subquery(environment)).filter(trace_environment=filters.environment)
 
 
 # The per-bin figures, as SQL aggregates over x (in this order everywhere).

@@ -12,6 +12,7 @@ from metrics.catalog import Totals
 from metrics.questions import Filters
 from metrics.windows.scan import aggregates, matching_nodes
 from provenance.models import Trace
+from tenancy.colocation import same_project
 
 BATCH = 5
 BATCHES = 4
@@ -36,14 +37,14 @@ def dominant_trace(project, start, end, filters: Filters = Filters(), at_least: 
         for row in sorted(counted, key=lambda r: (-r["n"], names[r["trace_id"]])):
             if row["n"] >= at_least and (best is None or row["n"] > best[1]):
                 best = (names[row["trace_id"]], row["n"])
-    grouped = (matching_nodes(project, start, end, filters).order_by().values("trace__trace_id")
+    grouped = (matching_nodes(project, start, end, filters).filter(same_project("trace")).order_by().values("trace__trace_id")
                .annotate(n=Count("pk")).filter(n__gte=at_least).order_by("-n", "trace__trace_id")[:1])
     return next(((row["trace__trace_id"], row["n"]) for row in grouped), None)
 
 
 def trace_totals(project, start, end, filters: Filters, trace_id: str) -> Totals:
     """The node totals of one trace's matching nodes in the window (by the same rules as every total)."""
-    found = (matching_nodes(project, start, end, filters).filter(trace__trace_id=trace_id)
+    found = (matching_nodes(project, start, end, filters).filter(same_project("trace"), trace__trace_id=trace_id)
              .aggregate(**aggregates(project.high_uncertainty_threshold)))
     found["confidence_sum"] = found["confidence_sum"] or 0.0
     return Totals(**found)

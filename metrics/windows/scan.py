@@ -21,7 +21,7 @@ from provenance.vocabulary import FUSED, HIGH_UNCERTAINTY
 
 def matching_nodes(project, start: datetime, end: datetime, filters: Filters) -> QuerySet:
     nodes = Node.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end, **lookups(filters.dimensions))
-    return orm_narrow(nodes, filters)
+    return orm_narrow(nodes, filters, project)
 
 
 def aggregates(threshold: float, traces: bool = True) -> dict:
