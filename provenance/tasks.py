@@ -1,5 +1,6 @@
 from celery import shared_task
 
+from core.limits import store as flags
 from core.timestamps import parse_instant
 from provenance import health
 from provenance.retention import job as retention_job
@@ -35,11 +36,32 @@ def refresh_root_causes(project_id: int, trace_pks: list[int], product_ids: list
     return store.refresh(project, store.affected_traces(project, trace_pks, product_ids))
 
 
+# How long a queued settle request stands for later ones. If its message is
+# lost, the flag lapses; the periodic catch-up drains what it would have.
+SETTLE_QUEUED_SECONDS = 60
+
+
+def settle_queued(project_id: int) -> str:
+    return f"settle-root-causes-queued:{project_id}"
+
+
+def ask_to_settle(project_id: int) -> None:
+    """After an ingest commits (with a broker): a worker is asked to drain the
+    project's marks, unless a request is already waiting. That one drains
+    every mark committed before it starts, so under steady ingest the queue
+    holds one per project instead of one per batch, and what beat sends (the
+    rollup refresh, the alert tick) is not left behind hundreds of them."""
+    if flags.claim(settle_queued(project_id), SETTLE_QUEUED_SECONDS):
+        settle_root_causes.delay(project_id)
+
+
 @shared_task(name="provenance.tasks.settle_root_causes")
 def settle_root_causes(project_id: int) -> int:
-    """After an ingest commits (with a broker): refreshes what the project's
-    ingests marked (provenance.root_causes.pending), so readers find it done.
-    Idempotent: a second copy finds the marks gone. Returns the traces refreshed."""
+    """Refreshes what the project's ingests marked (provenance.root_causes.pending),
+    so readers find it done. Idempotent: a second copy finds the marks gone.
+    Returns the traces refreshed."""
+    # Cleared before the drain reads the marks: a mark committed after this asks for another drain.
+    flags.release(settle_queued(project_id))
     project = Project.objects.filter(pk=project_id).first()
     return pending.drain(project) if project else 0
 

@@ -10,6 +10,8 @@ Two primitives, enough for every limit here:
   smoothly, so there is no window edge where twice the limit gets through.
 - `hold(name, seconds)` / `held_for(name)`: a flag that lasts `seconds` (a lockout,
   a key known to be good); `held_for` is the seconds it has left, 0 when unset.
+  `claim(name, seconds)` sets it only when it is not set (True when this call
+  set it) and `release(name)` clears it: one background job asked for at a time.
 """
 
 import logging
@@ -84,6 +86,12 @@ class RedisStore:
         left = self.client.pttl(f"{prefix()}:{name}")
         return max(left, 0) / 1000
 
+    def claim(self, name: str, seconds: float) -> bool:
+        return bool(self.client.set(f"{prefix()}:{name}", "1", px=max(1, int(seconds * 1000)), nx=True))
+
+    def release(self, name: str) -> None:
+        self.client.delete(f"{prefix()}:{name}")
+
 
 class SqliteStore:
     """A file of counters. WAL and no fsync: counts are worth nothing after a crash."""
@@ -141,6 +149,25 @@ class SqliteStore:
         row = self.db.execute("SELECT until FROM holds WHERE name = ?", (f"{prefix()}:{name}",)).fetchone()
         return max(row[0] - time.time(), 0.0) if row else 0.0
 
+    def claim(self, name: str, seconds: float) -> bool:
+        db, key = self.db, f"{prefix()}:{name}"
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            now = time.time()
+            row = db.execute("SELECT until FROM holds WHERE name = ?", (key,)).fetchone()
+            claimed = row is None or row[0] <= now
+            if claimed:
+                db.execute("INSERT INTO holds VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET until = excluded.until",
+                           (key, now + seconds))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return claimed
+
+    def release(self, name: str) -> None:
+        self.db.execute("DELETE FROM holds WHERE name = ?", (f"{prefix()}:{name}",))
+
 
 def prefix() -> str:
     # Read per call, so a test (or a second installation sharing Redis) can use its own namespace.
@@ -185,3 +212,22 @@ def held_for(name: str) -> float:
     except current.errors as error:
         logger.warning("limits store unavailable, %s not read: %s", name, error)
         return 0.0
+
+
+def claim(name: str, seconds: float) -> bool:
+    """True when this call set the flag; also when the store is down: the
+    job is asked for, as it would be without the flag."""
+    current = store()
+    try:
+        return current.claim(name, seconds)
+    except current.errors as error:
+        logger.warning("limits store unavailable, %s not claimed: %s", name, error)
+        return True
+
+
+def release(name: str) -> None:
+    current = store()
+    try:
+        current.release(name)
+    except current.errors as error:
+        logger.warning("limits store unavailable, %s not released (it lapses): %s", name, error)

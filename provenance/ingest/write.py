@@ -243,7 +243,7 @@ def write_after_nodes(project: Project, batch: SortedBatch, stored: list, trace_
         pending.mark(project, touched_traces, placed | fused, fused - placed)
         if not settings.CELERY_TASK_ALWAYS_EAGER:
             # A worker drains soon, so readers seldom find much to do; eager, it would run in this request.
-            transaction.on_commit(lambda: tasks.settle_root_causes.delay(project.pk))
+            transaction.on_commit(lambda: tasks.ask_to_settle(project.pk))
 
 
 def fused_traces(project: Project, fuses: list[FuseEvent], trace_pks: dict[str, int]) -> set[int]:

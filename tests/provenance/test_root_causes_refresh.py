@@ -146,13 +146,36 @@ def test_with_a_broker_the_ingest_asks_a_worker_to_refresh_after_its_commit(api,
 
     settings.CELERY_TASK_ALWAYS_EAGER = False  # what a REDIS_URL sets: tasks go to the broker
     sent_tasks(tasks.settle_root_causes.app)
-    corpus.load(ingest)
+    corpus.load(ingest)  # two batches
     sent = sent_tasks(tasks.settle_root_causes.app)
-    assert sent == [("provenance.tasks.settle_root_causes", [project.pk])] * 2
-    for name, args in sent:  # a worker runs them
-        tasks.settle_root_causes.app.tasks[name].apply(args=args)
+    # The second batch found the first's request still waiting: that one drains both.
+    assert sent == [("provenance.tasks.settle_root_causes", [project.pk])]
+    [(name, args)] = sent
+    tasks.settle_root_causes.app.tasks[name].apply(args=args)  # a worker runs it
     assert not RootCausePending.objects.exists()
     settings.CELERY_TASK_ALWAYS_EAGER = True
     expected = stored_rows()
     assert root_causes(api) == corpus.EXPECTED_INCORRECT
     assert stored_rows() == expected
+
+
+def test_with_a_broker_a_batch_after_the_waiting_drain_started_asks_for_another(api, ingest, settings, project):
+    from provenance import tasks
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    sent_tasks(tasks.settle_root_causes.app)
+    ingest(node_event("late-a", trace_id="t-late", confidence=0.9))
+    [(name, args)] = sent_tasks(tasks.settle_root_causes.app)
+    started = []
+
+    def batch_during_the_drain(drained_project):
+        # The worker has taken the request and not yet read the marks: this batch's mark may come too late for it.
+        started.append(ingest(node_event("late-b", trace_id="t-late", parents=["late-a"], seconds=1, confidence=0.2)))
+        return real_drain(drained_project)
+
+    real_drain = pending.drain
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pending, "drain", batch_during_the_drain)
+        tasks.settle_root_causes.app.tasks[name].apply(args=args)
+    assert started
+    assert sent_tasks(tasks.settle_root_causes.app) == [("provenance.tasks.settle_root_causes", [project.pk])]
