@@ -148,7 +148,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "metrics.tasks.refresh_rollups",
         "schedule": 30.0,
     },
-    # Each ingest refreshes the root causes it changed; this finds what a lost message missed.
+    # Each ingest marks the root causes it changed and asks a worker to settle them; this finds what a
+    # lost message left marked.
     "catch-up-root-causes": {
         "task": "provenance.tasks.catch_up_root_causes",
         "schedule": 60.0,

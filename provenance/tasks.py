@@ -52,7 +52,12 @@ def ask_to_settle(project_id: int) -> None:
     holds one per project instead of one per batch, and what beat sends (the
     rollup refresh, the alert tick) is not left behind hundreds of them."""
     if flags.claim(settle_queued(project_id), SETTLE_QUEUED_SECONDS):
-        settle_root_causes.delay(project_id)
+        try:
+            settle_root_causes.delay(project_id)
+        except Exception:
+            # Not sent: the next batch asks again rather than waiting for the flag to lapse.
+            flags.release(settle_queued(project_id))
+            raise
 
 
 @shared_task(name="provenance.tasks.settle_root_causes")

@@ -3,7 +3,7 @@ in var/. Both are shared by every worker process of a machine (Redis: of every
 machine), and neither touches the application database, so limits keep working
 while it is down and never join a request's transaction.
 
-Two primitives, enough for every limit here:
+Two primitives, enough for every limit here (and a third, built on the second):
 - `take(name, limit, period)`: one event against a budget of `limit` per
   `period` seconds, as a token bucket (GCRA: one number per name, the time the
   budget is next whole). A full budget can be spent at once; it refills

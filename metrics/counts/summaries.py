@@ -219,7 +219,7 @@ def raw_where(project, filters, intervals, params: dict, extra: str = "TRUE", na
     for column, value in stat_filters(filters).items():
         params[f"f_{column}"] = value_param(value)
         conditions += f" AND {value_sql(MODEL_SQL if column == 'model' else 'n.' + column, f'%(f_{column})s', value)}"
-    # The environment as the trace list's few other traces (metrics.rollups.values.in_environment_sql).
+    # The environment by metrics.rollups.values.in_environment_sql's rule, never a join to the traces.
     environment, environment_params = in_environment_sql("n.trace_id", filters.environment, project.pk)
     for index, value in enumerate(environment_params):
         params[f"e{index}"] = value

@@ -36,6 +36,7 @@ from metrics.rollups.schema import (
     TRACE,
 )
 from provenance.models import DEFAULT_ENVIRONMENT, Trace
+from tenancy.colocation import in_outer_project
 
 # The stored metric names of the node fields, and the API's names for them.
 DURATION, TOKENS, COST = "@duration_ms", "@tokens", "@cost_usd"
@@ -108,15 +109,21 @@ def in_environment_sql(trace_pk: str, environment: str, project_pk: int | None =
     trace will be) is a trace of `environment`. Production is "not one of the
     other environments' traces", a short list the trace index on (project,
     environment) finds when `project_pk` (a project's id, never a column: the
-    list is read once, not per row) is given."""
+    list is read once, not per row) is given. Another environment is the
+    row's own trace's, looked up by key: `trace_pk` is then qualified by its
+    table (`n.trace_id`), whose project_id the lookup equals."""
     scope = f"project_id = {int(project_pk)} AND " if project_pk is not None else ""
     if environment == DEFAULT_ENVIRONMENT:
         return (f"{trace_pk} NOT IN (SELECT {by} FROM {TRACE} WHERE {scope}(environment < %s OR environment > %s))",
                 [environment, environment])
-    # Each row's trace looked up by its key. A list of the environment's traces (IN) would be planned
-    # as a join, which a planner without statistics for a young project's rows runs as a loop over
-    # the whole list for every row.
-    return f"(SELECT environment FROM {TRACE} WHERE {scope}{by} = {trace_pk}) = %s", [environment]
+    # Each row's trace looked up by its key, in the row's project. A list of the environment's traces
+    # (IN) would be planned as a join, which a planner without statistics for a young project's rows
+    # runs as a loop over the whole list for every row.
+    owner, _, _ = trace_pk.rpartition(".")
+    if not owner:
+        raise ValueError(f"{trace_pk!r}: name the column with its table, the lookup is inside another")
+    return (f"(SELECT environment FROM {TRACE} WHERE {scope}project_id = {owner}.project_id "
+            f"AND {by} = {trace_pk}) = %s", [environment])
 
 
 # ---- dimensions: rows are keyed by environment always, and grouped by none or
@@ -215,7 +222,7 @@ def orm_narrow(nodes, filters, project):
     if filters.environment == DEFAULT_ENVIRONMENT:
         others = traces.filter(Q(environment__lt=DEFAULT_ENVIRONMENT) | Q(environment__gt=DEFAULT_ENVIRONMENT))
         return nodes.exclude(trace_id__in=others.values("id"))
-    environment = traces.filter(pk=OuterRef("trace_id")).values("environment")
+    environment = traces.filter(in_outer_project(pk=OuterRef("trace_id"))).values("environment")
     return nodes.alias(trace_environment=Subquery(environment)).filter(trace_environment=filters.environment)
 
 

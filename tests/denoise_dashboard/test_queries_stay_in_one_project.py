@@ -72,6 +72,8 @@ BY_DJANGO = {
 
 # Queries the windows of the charts take, around the events' time (tests/support/events.BASE_TIME).
 WINDOW = "start=2026-11-20T00:00:00Z&end=2026-11-21T00:00:00Z"
+# Another environment's nodes are told by their own trace, looked up per row (a correlated subquery).
+EVALUATION_WINDOW = WINDOW + "&environment=evaluation"
 
 
 def exempt(statement) -> bool:
@@ -129,7 +131,8 @@ def api_requests(world) -> list[tuple[str, str, bytes]]:
             url = fill(route, world)
             body = request_body(route, world)[0] if method != "GET" else b""
             if route == "api/v1/metrics/<slug:name>":
-                found += [("GET", f"/api/v1/metrics/{name}?{WINDOW}", b"") for name in DASHBOARDS]
+                found += [("GET", f"/api/v1/metrics/{name}?{window}", b"") for name in DASHBOARDS
+                          for window in (WINDOW, EVALUATION_WINDOW)]
                 continue
             if route.startswith("api/v1/metrics/") or route == "api/v1/root-causes":
                 url += "?" + WINDOW
@@ -153,7 +156,8 @@ def test_every_page_stays_in_the_requesters_project(two_projects):
     seeded = two_projects["seeded"]
     admin = client_of(seeded.people[ADMIN])
     reads = [("GET", seeded.url(name)) for name in PROJECT_PAGES]
-    reads += [("GET", url + "?" + WINDOW) for method, url in reads if url.startswith("/metrics/")]
+    reads += [("GET", url + "?" + window) for method, url in reads if url.startswith("/metrics/")
+              for window in (WINDOW, EVALUATION_WINDOW)]
     reads += [("GET", "/"), ("GET", "/account/")]
     changes = [("POST", seeded.url(name)) for name in PROJECT_PAGES if name in CHANGES]
     wrong = []

@@ -1,7 +1,8 @@
 """A young project is read from its raw rows until its first rollup refresh
 commits, while its rows have no statistics yet (autovacuum has not analyzed
-them). The raw scan narrows nodes to an environment by a list of the
-project's traces read once, never by a join: a planner expecting one node
+them). The raw scan narrows nodes to an environment without a join to the
+traces (production: not in the short list of the others' traces; another
+environment: each node's trace looked up by key): a planner expecting one node
 chose a nested loop over every trace of the environment per node: the
 scale-out bench's first Overviews timed out, and an Overview of 240,000
 unanalyzed nodes took 510 s (0.86 s without the join)."""
