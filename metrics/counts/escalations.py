@@ -15,6 +15,7 @@ from metrics.rollups.sql import fetch, filters_sql, intervals_sql, node_filters_
 from metrics.rollups.values import in_environment_sql, orm_narrow
 from metrics.rollups.watermark import read_marks
 from provenance.models import Escalation, Node
+from tenancy.colocation import same_project
 
 
 def count(project, start, end, filters: Filters = Filters(), use_rollups: bool = True) -> int:
@@ -63,8 +64,8 @@ def raw(project, intervals: list[tuple], filters: Filters, extra: str = "TRUE") 
 
 
 def orm_count(project, start, end, filters: Filters) -> int:
-    escalations = Escalation.objects.filter(project=project, timestamp__gte=start, timestamp__lt=end,
-                                            trace__environment=filters.environment)
+    escalations = Escalation.objects.filter(same_project("trace"), project=project, timestamp__gte=start,
+                                            timestamp__lt=end, trace__environment=filters.environment)
     if filters.dimensions or filters.model:
         matching = orm_narrow(Node.objects.filter(project=project, **lookups(filters.dimensions)), filters, project).values("product_id")
         escalations = escalations.filter(product_id__in=matching)
