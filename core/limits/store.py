@@ -20,6 +20,8 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -121,10 +123,21 @@ class SqliteStore:
             self.local.db, self.local.pid = self.connect(), os.getpid()
         return self.local.db
 
-    def take(self, name: str, limit: int, period: float) -> Take:
-        db, key = self.db, f"{prefix()}:{name}"
-        db.execute("BEGIN IMMEDIATE")  # the read and the write, one process at a time
+    @contextmanager
+    def one_at_a_time(self) -> Iterator[sqlite3.Connection]:
+        """A read and the write it decides, one process at a time."""
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
         try:
+            yield db
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def take(self, name: str, limit: int, period: float) -> Take:
+        key = f"{prefix()}:{name}"
+        with self.one_at_a_time() as db:
             now = time.time()
             row = db.execute("SELECT tat FROM budgets WHERE name = ?", (key,)).fetchone()
             decision, tat = gcra(row[0] if row else 0.0, now, limit, period)
@@ -135,34 +148,25 @@ class SqliteStore:
             if self.hits % self.PRUNE_EVERY == 0:
                 db.execute("DELETE FROM budgets WHERE tat < ?", (now,))
                 db.execute("DELETE FROM holds WHERE until < ?", (now,))
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         return decision
 
+    SET_HOLD = "INSERT INTO holds VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET until = excluded.until"
+
     def hold(self, name: str, seconds: float) -> None:
-        self.db.execute("INSERT INTO holds VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET until = excluded.until",
-                        (f"{prefix()}:{name}", time.time() + seconds))
+        self.db.execute(self.SET_HOLD, (f"{prefix()}:{name}", time.time() + seconds))
 
     def held_for(self, name: str) -> float:
         row = self.db.execute("SELECT until FROM holds WHERE name = ?", (f"{prefix()}:{name}",)).fetchone()
         return max(row[0] - time.time(), 0.0) if row else 0.0
 
     def claim(self, name: str, seconds: float) -> bool:
-        db, key = self.db, f"{prefix()}:{name}"
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        key = f"{prefix()}:{name}"
+        with self.one_at_a_time() as db:
             now = time.time()
             row = db.execute("SELECT until FROM holds WHERE name = ?", (key,)).fetchone()
             claimed = row is None or row[0] <= now
             if claimed:
-                db.execute("INSERT INTO holds VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET until = excluded.until",
-                           (key, now + seconds))
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+                db.execute(self.SET_HOLD, (key, now + seconds))
         return claimed
 
     def release(self, name: str) -> None:
